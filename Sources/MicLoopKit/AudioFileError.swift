@@ -1,0 +1,38 @@
+/// Why an audio file could not be read or written. Each case's description
+/// is one line naming the problem and what to do about it.
+public enum AudioFileError: Error, Equatable, CustomStringConvertible, Sendable {
+  case notFound(path: String)
+  case isDirectory(path: String)
+  case empty(path: String)
+  case notAudio(path: String, reason: String)
+  case truncated(path: String, expectedFrames: Int64, readFrames: Int64)
+  case readFailed(path: String, reason: String)
+  case cannotCreate(path: String, reason: String)
+  case writeFailed(path: String, reason: String)
+  case unsupportedFormat(path: String, reason: String)
+
+  public var description: String {
+    switch self {
+    case .notFound(let path):
+      return "\(path): no such file; check the path or pass - to read a WAV from standard input"
+    case .isDirectory(let path):
+      return "\(path): is a directory, not an audio file; name a file inside it"
+    case .empty(let path):
+      return "\(path): the file is empty (no audio frames); record or choose a file that holds audio"
+    case .notAudio(let path, let reason):
+      return
+        "\(path): not an audio file micloop can read (\(reason)); use WAV, FLAC, OGG or another format libsndfile reads"
+    case .truncated(let path, let expected, let read):
+      return
+        "\(path): truncated: the header promises \(expected) frames but only \(read) are present; the results cover the frames present; re-export or repair the file"
+    case .readFailed(let path, let reason):
+      return "\(path): read failed (\(reason)); check the file and the disk"
+    case .cannotCreate(let path, let reason):
+      return "\(path): cannot create the file (\(reason)); check the directory exists and is writable"
+    case .writeFailed(let path, let reason):
+      return "\(path): write failed (\(reason)); check free space"
+    case .unsupportedFormat(let path, let reason):
+      return "\(path): \(reason)"
+    }
+  }
+}

@@ -1,0 +1,172 @@
+internal import CSndFile
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Reads an audio file (anything libsndfile reads: WAV, FLAC, OGG, AIFF …)
+/// block by block as interleaved Float32 in [−1, 1], so files of any length
+/// stream in constant memory. Owned and used by one thread at a time.
+public final class AudioFileReader {
+  /// The path given, or "-" for standard input.
+  public let path: String
+  /// Frames per second.
+  public let sampleRate: Double
+  /// Interleaved channels per frame.
+  public let channelCount: Int
+  /// Frames the header promises; `nil` when unknown (a pipe).
+  public let declaredFrameCount: Int64?
+  /// A short name of the container and encoding, such as "WAV 16-bit".
+  public let formatName: String
+  /// Frames delivered so far.
+  public private(set) var framesRead: Int64 = 0
+  private var file: OpaquePointer?
+
+  /// Opens `path` for reading; "-" reads a WAV stream from standard input.
+  public init(path: String) throws(AudioFileError) {
+    self.path = path
+    var info = SF_INFO()
+    let handle: OpaquePointer?
+    if path == "-" {
+      handle = sf_open_fd(STDIN_FILENO, Int32(SFM_READ), &info, 0)
+    } else {
+      var status = stat()
+      guard stat(path, &status) == 0 else {
+        if errno == ENOENT { throw .notFound(path: path) }
+        throw .readFailed(path: path, reason: String(cString: strerror(errno)))
+      }
+      if (status.st_mode & S_IFMT) == S_IFDIR { throw .isDirectory(path: path) }
+      if status.st_size == 0 { throw .empty(path: path) }
+      guard access(path, R_OK) == 0 else {
+        throw .readFailed(path: path, reason: String(cString: strerror(errno)))
+      }
+      handle = sf_open(path, Int32(SFM_READ), &info)
+    }
+    guard let handle else {
+      let reason = String(cString: sf_strerror(nil))
+      if path == "-" && reason.contains("not") == false {
+        throw .notAudio(path: "standard input", reason: reason)
+      }
+      throw .notAudio(path: path == "-" ? "standard input" : path, reason: Self.shorten(reason))
+    }
+    file = handle
+    sampleRate = Double(info.samplerate)
+    channelCount = Int(info.channels)
+    let isPipe = path == "-" && (info.frames <= 0 || info.frames == Int64.max)
+    declaredFrameCount = isPipe ? nil : info.frames
+    formatName = Self.describe(format: info.format)
+    guard sampleRate > 0, channelCount > 0 else {
+      sf_close(handle)
+      file = nil
+      throw .notAudio(path: path, reason: "no sample rate or channels in the header")
+    }
+  }
+
+  deinit {
+    if let file { sf_close(file) }
+  }
+
+  /// Reads up to `frameCount` frames into `buffer` (interleaved, at least
+  /// `frameCount × channelCount` samples).
+  /// - Returns: frames read; 0 at the end of the file.
+  public func read(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) throws(AudioFileError)
+    -> Int
+  {
+    guard let file else { return 0 }
+    let got = sf_readf_float(file, buffer, sf_count_t(frameCount))
+    if got < 0 || (got == 0 && sf_error(file) != 0) {
+      throw .readFailed(path: displayPath, reason: String(cString: sf_strerror(file)))
+    }
+    framesRead += got
+    return Int(got)
+  }
+
+  /// Checks, after the last read, that every frame the header promised was
+  /// present.
+  public func checkComplete() throws(AudioFileError) {
+    if framesRead == 0 { throw .empty(path: displayPath) }
+    if let declared = declaredFrameCount, declared > framesRead {
+      throw .truncated(path: displayPath, expectedFrames: declared, readFrames: framesRead)
+    }
+    if let declared = headerDeclaredFrames(), declared > framesRead {
+      throw .truncated(path: displayPath, expectedFrames: declared, readFrames: framesRead)
+    }
+  }
+
+  private var displayPath: String { path == "-" ? "standard input" : path }
+
+  /// Frames the data chunk's header claims when libsndfile had to shorten it
+  /// to the bytes present (it notes this in its log).
+  private func headerDeclaredFrames() -> Int64? {
+    guard let file else { return nil }
+    var log = [CChar](repeating: 0, count: 4096)
+    let length = log.withUnsafeMutableBufferPointer {
+      sf_command(file, Int32(SFC_GET_LOG_INFO), $0.baseAddress, Int32($0.count))
+    }
+    guard length > 0 else { return nil }
+    let text = String(decoding: log.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    // e.g. "data : 960000 (should be 479956)" — libsndfile's note on a short file.
+    for line in text.split(separator: "\n") where line.contains("data") && line.contains("should be") {
+      let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
+      guard numbers.count >= 2, numbers[0] > numbers[1] else { continue }
+      let bytesPerFrame = Int64(bytesPerSample) * Int64(channelCount)
+      guard bytesPerFrame > 0 else { return nil }
+      return numbers[0] / bytesPerFrame
+    }
+    return nil
+  }
+
+  private var bytesPerSample: Int {
+    guard let file else { return 0 }
+    var info = SF_INFO()
+    sf_command(file, Int32(SFC_GET_CURRENT_SF_INFO), &info, Int32(MemoryLayout<SF_INFO>.size))
+    switch info.format & Int32(SF_FORMAT_SUBMASK) {
+    case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8), Int32(SF_FORMAT_ULAW),
+      Int32(SF_FORMAT_ALAW):
+      return 1
+    case Int32(SF_FORMAT_PCM_16): return 2
+    case Int32(SF_FORMAT_PCM_24): return 3
+    case Int32(SF_FORMAT_PCM_32), Int32(SF_FORMAT_FLOAT): return 4
+    case Int32(SF_FORMAT_DOUBLE): return 8
+    default: return 0
+    }
+  }
+
+  private static func shorten(_ reason: String) -> String {
+    var text = reason
+    while text.hasSuffix(".") || text.hasSuffix("\n") { text.removeLast() }
+    return text.lowercased().hasPrefix("format not recognised")
+      || text.contains("unknown format") ? "unknown format" : text
+  }
+
+  static func describe(format: Int32) -> String {
+    let container: String
+    switch format & Int32(SF_FORMAT_TYPEMASK) {
+    case Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_WAVEX): container = "WAV"
+    case Int32(SF_FORMAT_RF64): container = "RF64"
+    case Int32(SF_FORMAT_FLAC): container = "FLAC"
+    case Int32(SF_FORMAT_OGG): container = "OGG"
+    case Int32(SF_FORMAT_AIFF): container = "AIFF"
+    case Int32(SF_FORMAT_AU): container = "AU"
+    case Int32(SF_FORMAT_W64): container = "W64"
+    case Int32(SF_FORMAT_CAF): container = "CAF"
+    case Int32(SF_FORMAT_MPEG): container = "MPEG"
+    default: container = "audio"
+    }
+    let encoding: String
+    switch format & Int32(SF_FORMAT_SUBMASK) {
+    case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8): encoding = "8-bit"
+    case Int32(SF_FORMAT_PCM_16): encoding = "16-bit"
+    case Int32(SF_FORMAT_PCM_24): encoding = "24-bit"
+    case Int32(SF_FORMAT_PCM_32): encoding = "32-bit"
+    case Int32(SF_FORMAT_FLOAT): encoding = "float"
+    case Int32(SF_FORMAT_DOUBLE): encoding = "double"
+    case Int32(SF_FORMAT_VORBIS): encoding = "Vorbis"
+    case Int32(SF_FORMAT_OPUS): encoding = "Opus"
+    case Int32(SF_FORMAT_ULAW): encoding = "µ-law"
+    case Int32(SF_FORMAT_ALAW): encoding = "A-law"
+    default: encoding = ""
+    }
+    return encoding.isEmpty ? container : "\(container) \(encoding)"
+  }
+}

@@ -1,0 +1,47 @@
+/// Renders events as JSON Lines: one object per line, `time` in seconds of
+/// stream time, levels in dBFS with silence as `null`. Safe on any thread.
+public enum JSONLines {
+  /// One line (without the newline) for a meter event.
+  public static func line(for event: MeterEvent) -> String {
+    switch event {
+    case .level(let reading):
+      return
+        "{\"event\":\"level\",\"time\":\(time(reading.time)),\"peak_dbfs\":\(db(reading.peakDecibels)),\"rms_dbfs\":\(db(reading.rmsDecibels)),\"envelope_dbfs\":\(db(reading.envelopeDecibels)),\"talking\":\(reading.isTalking)}"
+    case .talkStart(let time):
+      return "{\"event\":\"talk_start\",\"time\":\(Self.time(time))}"
+    case .talkEnd(let time):
+      return "{\"event\":\"talk_end\",\"time\":\(Self.time(time))}"
+    case .summary(let summary):
+      let channels = summary.channels.map {
+        "{\"peak_dbfs\":\(db($0.peakDecibels)),\"rms_dbfs\":\(db($0.rmsDecibels))}"
+      }.joined(separator: ",")
+      return
+        "{\"event\":\"summary\",\"duration\":\(time(summary.duration)),\"peak_dbfs\":\(db(summary.peakDecibels)),\"rms_dbfs\":\(db(summary.rmsDecibels)),\"talk_seconds\":\(time(summary.talkSeconds)),\"talk_segments\":\(summary.talkSegments),\"invalid_samples\":\(summary.invalidSamples),\"channels\":[\(channels)]}"
+    }
+  }
+
+  /// A JSON string literal with the characters JSON requires escaped.
+  public static func quoted(_ text: String) -> String {
+    var result = "\""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\"": result += "\\\""
+      case "\\": result += "\\\\"
+      case "\n": result += "\\n"
+      case "\r": result += "\\r"
+      case "\t": result += "\\t"
+      default:
+        if scalar.value < 0x20 {
+          let hex = String(scalar.value, radix: 16)
+          result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        } else {
+          result.unicodeScalars.append(scalar)
+        }
+      }
+    }
+    return result + "\""
+  }
+
+  static func time(_ seconds: Double) -> String { DecimalFormatting.fixed(seconds, places: 3) }
+  static func db(_ value: Double?) -> String { DecimalFormatting.json(value, places: 2) }
+}

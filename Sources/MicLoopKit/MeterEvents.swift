@@ -1,0 +1,58 @@
+import SignalDSP
+
+/// How RMS levels are referenced.
+public enum RMSConvention: String, Sendable, CaseIterable {
+  /// sox's convention: a full-scale sine reads −3.01 dB RMS.
+  case sox
+  /// AES17: a full-scale sine reads 0 dB RMS (sox + 3.01 dB).
+  case aes17
+
+  /// dB added to sox-convention RMS levels.
+  public var offset: Double { self == .aes17 ? Decibels.aes17Offset : 0 }
+}
+
+/// Levels over one metering interval.
+public struct LevelReading: Sendable, Equatable {
+  /// Stream time at the end of the interval, in seconds.
+  public var time: Double
+  /// Peak level in dBFS of the loudest channel; `nil` for silence.
+  public var peakDecibels: Double?
+  /// RMS level in dBFS of the loudest channel; `nil` for silence.
+  public var rmsDecibels: Double?
+  /// The talk detector's speech-band envelope in dBFS; `nil` for silence.
+  public var envelopeDecibels: Double?
+  /// Whether talk was in progress at the end of the interval.
+  public var isTalking: Bool
+}
+
+/// Levels of one channel over a whole stream.
+public struct ChannelLevels: Sendable, Equatable {
+  public var peakDecibels: Double?
+  public var rmsDecibels: Double?
+}
+
+/// The totals at the end of a stream.
+public struct MeterSummary: Sendable, Equatable {
+  /// Seconds of audio metered.
+  public var duration: Double
+  /// Peak level in dBFS of the loudest channel; `nil` for silence.
+  public var peakDecibels: Double?
+  /// RMS level in dBFS of the loudest channel; `nil` for silence.
+  public var rmsDecibels: Double?
+  /// Seconds of talk.
+  public var talkSeconds: Double
+  /// Number of talk segments.
+  public var talkSegments: Int
+  /// Levels of each metered channel.
+  public var channels: [ChannelLevels]
+  /// NaN and infinite samples found (ignored by the levels).
+  public var invalidSamples: Int
+}
+
+/// Everything a meter reports, in stream order.
+public enum MeterEvent: Sendable, Equatable {
+  case level(LevelReading)
+  case talkStart(time: Double)
+  case talkEnd(time: Double)
+  case summary(MeterSummary)
+}

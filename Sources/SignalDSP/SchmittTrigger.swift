@@ -1,0 +1,80 @@
+/// A change of the talk state, at an exact sample position.
+public struct TalkTransition: Sendable, Equatable {
+  /// True when talk starts, false when it ends.
+  public var isStart: Bool
+  /// Position (in the trigger's samples) where the change really happened:
+  /// for a start, where the envelope last rose above the close threshold
+  /// before reaching the open threshold; for an end, where it last fell
+  /// below the close threshold (so segments are not padded by the hold).
+  public var position: Int64
+  /// Position where the trigger decided (the end of the hold, for an end).
+  public var decisionPosition: Int64
+
+  public init(isStart: Bool, position: Int64, decisionPosition: Int64) {
+    self.isStart = isStart
+    self.position = position
+    self.decisionPosition = decisionPosition
+  }
+}
+
+/// A Schmitt trigger with hold: opens when the envelope reaches the open
+/// threshold, closes only after it has stayed below the close threshold for
+/// `holdSamples` samples in a row. A level between the thresholds never
+/// changes the state. No allocation; real-time safe.
+public struct SchmittTrigger: Sendable {
+  /// Linear level at or above which a closed trigger opens.
+  public var openThreshold: Float
+  /// Linear level below which an open trigger starts its hold.
+  public var closeThreshold: Float
+  /// Samples the envelope must stay below `closeThreshold` before closing.
+  public var holdSamples: Int64
+  /// Whether talk is in progress.
+  public private(set) var isOpen = false
+  /// Samples processed so far.
+  public private(set) var position: Int64 = 0
+  private var wasAboveClose = false
+  private var lastRise: Int64 = 0
+  private var lastFall: Int64 = 0
+
+  public init(openThreshold: Float, closeThreshold: Float, holdSamples: Int64) {
+    self.openThreshold = openThreshold
+    self.closeThreshold = min(closeThreshold, openThreshold)
+    self.holdSamples = max(0, holdSamples)
+  }
+
+  /// Feeds one envelope sample; returns a transition when the state changes.
+  @inlinable @inline(__always)
+  public mutating func process(_ envelope: Float) -> TalkTransition? {
+    defer { advance() }
+    return step(envelope)
+  }
+
+  @usableFromInline mutating func advance() { position += 1 }
+
+  @usableFromInline
+  mutating func step(_ envelope: Float) -> TalkTransition? {
+    let aboveClose = envelope >= closeThreshold
+    if aboveClose && !wasAboveClose { lastRise = position }
+    if !aboveClose && wasAboveClose { lastFall = position }
+    wasAboveClose = aboveClose
+    if isOpen {
+      if !aboveClose && position - lastFall + 1 >= holdSamples {
+        isOpen = false
+        return TalkTransition(isStart: false, position: lastFall, decisionPosition: position)
+      }
+    } else if envelope >= openThreshold {
+      isOpen = true
+      return TalkTransition(isStart: true, position: lastRise, decisionPosition: position)
+    }
+    return nil
+  }
+
+  /// Ends an open segment at the end of the stream.
+  /// - Returns: the closing transition, if talk was in progress.
+  public mutating func finish() -> TalkTransition? {
+    guard isOpen else { return nil }
+    isOpen = false
+    let end = wasAboveClose ? position : lastFall
+    return TalkTransition(isStart: false, position: end, decisionPosition: position)
+  }
+}

@@ -1,0 +1,17 @@
+import ArgumentParser
+
+/// The root command: only configuration; each job is a subcommand.
+struct MicLoop: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "micloop",
+    abstract: "Live microphone monitoring, level metering and tone signalling on ALSA.",
+    version: "0.1.0",
+    subcommands: [Meter.self])
+}
+
+/// A failure to report as one line on standard error with an exit status.
+struct CommandFailure: Error {
+  var message: String
+  /// 1: the job failed (device, file); 65: the input data is damaged.
+  var status: Int32 = 1
+}

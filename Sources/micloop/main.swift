@@ -1,0 +1,39 @@
+import ArgumentParser
+import MicLoopKit
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Parses the command line, runs the subcommand and turns every failure into
+/// one line on standard error with a non-zero exit status.
+func runMicLoop() -> Never {
+  var command: ParsableCommand
+  do {
+    command = try MicLoop.parseAsRoot()
+  } catch {
+    let code = MicLoop.exitCode(for: error)
+    if code == .success {
+      MicLoop.exit(withError: error)
+    }
+    let message = MicLoop.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+    StandardOutput.writeError("micloop: error: \(message) (see 'micloop help')")
+    exit(code.rawValue)
+  }
+  do {
+    try command.run()
+    exit(0)
+  } catch let failure as CommandFailure {
+    StandardOutput.flush()
+    StandardOutput.writeError("micloop: error: \(failure.message)")
+    exit(failure.status)
+  } catch {
+    let code = MicLoop.exitCode(for: error)
+    if code == .success { exit(0) }
+    StandardOutput.flush()
+    StandardOutput.writeError("micloop: error: \(error)")
+    exit(code.rawValue == 0 ? 1 : code.rawValue)
+  }
+}
+
+runMicLoop()
