@@ -34,6 +34,7 @@ public final class MeterProcessor {
   private var totalLevels: [LevelAccumulator]
   private let frontEnds: [SpeechBandEnvelope]
   private var detector: TalkDetector
+  private let envelopeRate: Double
   private let channelBuffer: UnsafeMutableBufferPointer<Float>
   private let envelopeBuffers: [UnsafeMutableBufferPointer<Float>]
   private var lastEnvelope: Float = 0
@@ -63,7 +64,8 @@ public final class MeterProcessor {
         sampleRate: sampleRate, attackTime: settings.talk.attackTime,
         releaseTime: settings.talk.releaseTime, maximumBlock: maximumBlock)
     }
-    detector = TalkDetector(settings: settings.talk, envelopeRate: frontEnds[0].envelopeRate)
+    envelopeRate = frontEnds[0].envelopeRate
+    detector = TalkDetector(settings: settings.talk, envelopeRate: envelopeRate)
     channelBuffer = .allocate(capacity: maximumBlock)
     channelBuffer.initialize(repeating: 0)
     let envelopeCapacity = frontEnds[0].maximumOutputCount(forInput: maximumBlock)
@@ -140,13 +142,14 @@ public final class MeterProcessor {
       for i in 0..<envelopeCount { combined[i] = max(combined[i], other[i]) }
     }
     if envelopeCount > 0 { lastEnvelope = combined[envelopeCount - 1] }
+    // `handle` must not touch `detector`, which is being mutated here.
     detector.process(UnsafeBufferPointer(rebasing: combined[0..<envelopeCount])) { transition in
       handle(transition, emit: emit)
     }
   }
 
   private func handle(_ transition: TalkTransition, emit: (MeterEvent) -> Void) {
-    let time = Double(transition.position) / detector.envelopeRate
+    let time = Double(transition.position) / envelopeRate
     if transition.isStart {
       talkStartTime = time
       talkSegments += 1

@@ -71,12 +71,12 @@ public enum SoftLimiter {
   /// Level (linear) below which samples pass unchanged.
   public static let knee: Float = 0.8
 
-  /// Limits one sample to the open interval (−1, 1).
+  /// Limits one sample to [−1, 1] (NaN becomes silence).
   @inlinable @inline(__always)
   public static func limit(_ x: Float) -> Float {
     let magnitude = abs(x)
-    guard magnitude > knee else { return x }
-    guard magnitude.isFinite else { return x.isNaN ? 0 : (x > 0 ? 1 : -1) }
+    guard magnitude > knee else { return x.isNaN ? 0 : x }
+    guard magnitude.isFinite else { return x > 0 ? 1 : -1 }
     let headroom = 1 - knee
     let shaped = knee + headroom * tanhApproximation((magnitude - knee) / headroom)
     return x < 0 ? -shaped : shaped

@@ -4,7 +4,7 @@ public struct TalkDetectorSettings: Sendable, Equatable {
   /// Envelope attack time in seconds.
   public var attackTime: Double = 0.005
   /// Envelope release time in seconds.
-  public var releaseTime: Double = 0.06
+  public var releaseTime: Double = 0.04
   /// Open threshold in dB: above the noise floor, or dBFS when `isAbsolute`.
   public var openThreshold: Double = 9
   /// Close threshold in dB: above the noise floor, or dBFS when `isAbsolute`.
@@ -36,6 +36,8 @@ public struct TalkDetector: Sendable {
   private let frameLength: Int
   private var frameSum: Float = 0
   private var frameFill = 0
+  /// Frames while the filters and the envelope settle: not used for the floor.
+  private var warmUpFrames = 3
   private let openRatio: Float
   private let closeRatio: Float
   private let minimumFloor: Float
@@ -93,6 +95,10 @@ public struct TalkDetector: Sendable {
     frameSum = 0
     frameFill = 0
     guard !settings.isAbsolute else { return }
+    if warmUpFrames > 0 {
+      warmUpFrames -= 1
+      return
+    }
     floorTracker.add(mean)
     let floor = max(floorTracker.floor ?? mean, minimumFloor)
     trigger.openThreshold = floor * openRatio

@@ -6,7 +6,7 @@ import SignalDSP
 struct TalkOptions: ParsableArguments {
   @Option(help: "Envelope attack time (e.g. 5ms).")
   var attack = Seconds(TalkDetectorSettings().attackTime)
-  @Option(help: "Envelope release time (e.g. 60ms).")
+  @Option(help: "Envelope release time (e.g. 40ms).")
   var release = Seconds(TalkDetectorSettings().releaseTime)
   @Option(help: "Talk starts this many dB above the noise floor (dBFS with --absolute).")
   var open = TalkDetectorSettings().openThreshold

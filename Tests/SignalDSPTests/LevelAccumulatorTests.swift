@@ -1,0 +1,49 @@
+import Testing
+
+import Foundation
+import SignalDSP
+
+@Suite struct LevelAccumulatorTests {
+  func sine(amplitude: Double, frequency: Double, rate: Double, count: Int) -> [Float] {
+    (0..<count).map { Float(amplitude * sin(2 * Double.pi * frequency * Double($0) / rate)) }
+  }
+
+  @Test func fullScaleSineReadsZeroPeakAndMinus3RMS() {
+    let samples = sine(amplitude: 1, frequency: 1000, rate: 48_000, count: 48_000)
+    var levels = LevelAccumulator()
+    samples.withUnsafeBufferPointer { levels.accumulate($0) }
+    #expect(abs(levels.peakDecibels! - 0) < 0.005)
+    #expect(abs(levels.rmsDecibels! - -3.0103) < 0.005)
+  }
+
+  @Test func blockSizeDoesNotChangeTheResult() {
+    let samples = sine(amplitude: 0.3, frequency: 997, rate: 44_100, count: 10_007)
+    var whole = LevelAccumulator()
+    samples.withUnsafeBufferPointer { whole.accumulate($0) }
+    var pieces = LevelAccumulator()
+    samples.withUnsafeBufferPointer { buffer in
+      var start = 0
+      for size in [1, 7, 8, 9, 1000, 3] + Array(repeating: 1024, count: 9) where start < buffer.count {
+        let end = min(buffer.count, start + size)
+        pieces.accumulate(UnsafeBufferPointer(rebasing: buffer[start..<end]))
+        start = end
+      }
+    }
+    #expect(pieces.sampleCount == whole.sampleCount)
+    #expect(pieces.peak == whole.peak)
+    #expect(abs(pieces.rmsDecibels! - whole.rmsDecibels!) < 1e-4)
+  }
+
+  @Test func silenceHasNoLevel() {
+    var levels = LevelAccumulator()
+    [Float](repeating: 0, count: 100).withUnsafeBufferPointer { levels.accumulate($0) }
+    #expect(levels.peakDecibels == nil)
+    #expect(levels.rmsDecibels == nil)
+  }
+
+  @Test func negativePeakCounts() {
+    var levels = LevelAccumulator()
+    [0.1, -0.5, 0.2].map(Float.init).withUnsafeBufferPointer { levels.accumulate($0) }
+    #expect(levels.peak == 0.5)
+  }
+}

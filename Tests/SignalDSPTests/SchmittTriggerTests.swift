@@ -1,0 +1,62 @@
+import Testing
+
+import Foundation
+import SignalDSP
+
+@Suite struct SchmittTriggerTests {
+  @Test func levelBetweenThresholdsNeverToggles() {
+    var closed = SchmittTrigger(openThreshold: 0.5, closeThreshold: 0.2, holdSamples: 10)
+    for i in 0..<10_000 {
+      // Wanders between the thresholds, touching both edges.
+      let level = 0.2 + 0.2999 * Float(i % 97) / 96
+      #expect(closed.process(level) == nil)
+    }
+    #expect(!closed.isOpen)
+
+    var open = SchmittTrigger(openThreshold: 0.5, closeThreshold: 0.2, holdSamples: 10)
+    #expect(open.process(0.6)?.isStart == true)
+    for i in 0..<10_000 {
+      let level = 0.2 + 0.2999 * Float(i % 89) / 88
+      #expect(open.process(level) == nil)
+    }
+    #expect(open.isOpen)
+  }
+
+  @Test func holdIsHonouredToTheSample() {
+    let hold: Int64 = 480
+    var trigger = SchmittTrigger(openThreshold: 0.5, closeThreshold: 0.2, holdSamples: hold)
+    _ = trigger.process(1)
+    // One sample short of the hold, then back up: stays open.
+    for _ in 0..<(hold - 1) { #expect(trigger.process(0.1) == nil) }
+    #expect(trigger.process(0.3) == nil)
+    #expect(trigger.isOpen)
+    // Below from position `fall` on: closes on exactly the hold-th sample.
+    let fall = trigger.position
+    var closing: TalkTransition?
+    var samplesBelow: Int64 = 0
+    while closing == nil {
+      closing = trigger.process(0.1)
+      samplesBelow += 1
+    }
+    #expect(samplesBelow == hold)
+    #expect(closing?.isStart == false)
+    #expect(closing?.position == fall)
+    #expect(closing?.decisionPosition == fall + hold - 1)
+  }
+
+  @Test func startIsDatedWhereTheEnvelopeRoseAboveClose() {
+    var trigger = SchmittTrigger(openThreshold: 0.5, closeThreshold: 0.2, holdSamples: 1)
+    for _ in 0..<100 { _ = trigger.process(0.1) }
+    for _ in 0..<20 { _ = trigger.process(0.3) }
+    let start = trigger.process(0.6)
+    #expect(start == TalkTransition(isStart: true, position: 100, decisionPosition: 120))
+  }
+
+  @Test func finishClosesOpenSegment() {
+    var trigger = SchmittTrigger(openThreshold: 0.5, closeThreshold: 0.2, holdSamples: 1000)
+    _ = trigger.process(0.9)
+    for _ in 0..<10 { _ = trigger.process(0.1) }
+    #expect(trigger.finish()?.position == 1)
+    #expect(!trigger.isOpen)
+  }
+}

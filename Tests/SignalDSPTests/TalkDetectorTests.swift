@@ -1,0 +1,54 @@
+import Testing
+
+import Foundation
+import SignalDSP
+
+@Suite struct TalkDetectorTests {
+  @Test func noiseFloorDropsAtOnceAndRisesWithinTheWindow() {
+    var tracker = NoiseFloorTracker(windowFrames: 80, subwindowCount: 8)
+    for _ in 0..<100 { tracker.add(0.5) }
+    tracker.add(0.01)
+    #expect(tracker.floor == 0.01)
+    for _ in 0..<100 { tracker.add(0.2) }
+    #expect(tracker.floor == 0.2)
+  }
+
+  @Test func burstInNoiseIsOneSegmentAtTheRightTime() {
+    let rate = 8_000.0
+    var detector = TalkDetector(settings: TalkDetectorSettings(), envelopeRate: rate)
+    let settings = TalkDetectorSettings()
+    var follower = EnvelopeFollower(
+      attackTime: settings.attackTime, releaseTime: settings.releaseTime, sampleRate: rate)
+    var generator = SystemRandomNumberGenerator()
+    var envelope = [Float]()
+    for n in 0..<Int(6 * rate) {
+      let noise = Float.random(in: -0.01...0.01, using: &generator)
+      let t = Double(n) / rate
+      let tone: Float = (t >= 3 && t < 4) ? Float(0.2 * sin(2 * Double.pi * 500 * t)) : 0
+      envelope.append(follower.process(noise + tone))
+    }
+    var transitions = [TalkTransition]()
+    envelope.withUnsafeBufferPointer { detector.process($0) { transitions.append($0) } }
+    #expect(transitions.count == 2)
+    #expect(transitions.first?.isStart == true)
+    #expect(abs(Double(transitions[0].position) / rate - 3) < 0.01)
+    // The end is where the envelope fell below the close threshold: after
+    // the burst, within the release time times ln(burst / noise envelope).
+    let end = Double(transitions[1].position) / rate
+    #expect(end > 4 && end < 4 + settings.releaseTime * log(0.2 / 0.005))
+    #expect(!detector.isTalking)
+  }
+
+  @Test func absoluteThresholdsIgnoreTheFloor() {
+    var settings = TalkDetectorSettings()
+    settings.isAbsolute = true
+    settings.openThreshold = -20
+    settings.closeThreshold = -30
+    var detector = TalkDetector(settings: settings, envelopeRate: 1000)
+    var transitions = [TalkTransition]()
+    let levels = [Float](repeating: 0.2, count: 100) + [Float](repeating: 0.01, count: 1000)
+    levels.withUnsafeBufferPointer { detector.process($0) { transitions.append($0) } }
+    #expect(transitions.map(\.isStart) == [true, false])
+    #expect(transitions[1].position == 100)
+  }
+}
