@@ -18,7 +18,8 @@ public enum AudioFileError: Error, Equatable, CustomStringConvertible, Sendable 
     case .isDirectory(let path):
       return "\(path): is a directory, not an audio file; name a file inside it"
     case .empty(let path):
-      return "\(path): the file is empty (no audio frames); record or choose a file that holds audio"
+      return
+        "\(path): the file is empty (no audio frames); record or choose a file that holds audio"
     case .notAudio(let path, let reason):
       return
         "\(path): not an audio file micloop can read (\(reason)); use WAV, FLAC, OGG or another format libsndfile reads"
@@ -28,7 +29,8 @@ public enum AudioFileError: Error, Equatable, CustomStringConvertible, Sendable 
     case .readFailed(let path, let reason):
       return "\(path): read failed (\(reason)); check the file and the disk"
     case .cannotCreate(let path, let reason):
-      return "\(path): cannot create the file (\(reason)); check the directory exists and is writable"
+      return
+        "\(path): cannot create the file (\(reason)); check the directory exists and is writable"
     case .writeFailed(let path, let reason):
       return "\(path): write failed (\(reason)); check free space"
     case .unsupportedFormat(let path, let reason):

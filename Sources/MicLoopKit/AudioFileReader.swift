@@ -104,9 +104,11 @@ public final class AudioFileReader {
       sf_command(file, Int32(SFC_GET_LOG_INFO), $0.baseAddress, Int32($0.count))
     }
     guard length > 0 else { return nil }
-    let text = String(decoding: log.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let text = String(
+      decoding: log.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     // e.g. "data : 960000 (should be 479956)" — libsndfile's note on a short file.
-    for line in text.split(separator: "\n") where line.contains("data") && line.contains("should be") {
+    for line in text.split(separator: "\n")
+    where line.contains("data") && line.contains("should be") {
       let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
       guard numbers.count >= 2, numbers[0] > numbers[1] else { continue }
       let bytesPerFrame = Int64(bytesPerSample) * Int64(channelCount)

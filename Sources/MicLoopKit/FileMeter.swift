@@ -26,7 +26,9 @@ public enum FileMeter {
       if frames == 0 { break }
       processor.process(buffer, frameCount: frames, emit: emit)
     }
-    if reader.framesRead == 0 { throw .empty(path: reader.path == "-" ? "standard input" : reader.path) }
+    if reader.framesRead == 0 {
+      throw .empty(path: reader.path == "-" ? "standard input" : reader.path)
+    }
     var summary: MeterSummary?
     processor.finish { event in
       if case .summary(let totals) = event { summary = totals }

@@ -17,7 +17,8 @@ public struct HumanMeterFormat: Sendable {
     }
     let rmsCells = cells(rms)
     let peakCells = max(rmsCells, cells(peak))
-    return String(repeating: "#", count: rmsCells) + String(repeating: "=", count: peakCells - rmsCells)
+    return String(repeating: "#", count: rmsCells)
+      + String(repeating: "=", count: peakCells - rmsCells)
       + String(repeating: ".", count: barWidth - peakCells)
   }
 
@@ -29,7 +30,9 @@ public struct HumanMeterFormat: Sendable {
   }
 
   /// The closing lines: talk segments and totals.
-  public func summaryLines(_ summary: MeterSummary, segments: [(start: Double, end: Double)]) -> [String] {
+  public func summaryLines(_ summary: MeterSummary, segments: [(start: Double, end: Double)])
+    -> [String]
+  {
     var lines = [String]()
     if segments.isEmpty {
       lines.append("No talk detected.")
@@ -48,7 +51,8 @@ public struct HumanMeterFormat: Sendable {
     if summary.channels.count > 1 {
       for (index, channel) in summary.channels.enumerated() {
         lines.append(
-          "  channel \(index + 1): peak \(level(channel.peakDecibels)) dBFS, RMS \(level(channel.rmsDecibels)) dBFS")
+          "  channel \(index + 1): peak \(level(channel.peakDecibels)) dBFS, RMS \(level(channel.rmsDecibels)) dBFS"
+        )
       }
     }
     return lines

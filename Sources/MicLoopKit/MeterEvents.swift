@@ -23,6 +23,17 @@ public struct LevelReading: Sendable, Equatable {
   public var envelopeDecibels: Double?
   /// Whether talk was in progress at the end of the interval.
   public var isTalking: Bool
+
+  public init(
+    time: Double, peakDecibels: Double?, rmsDecibels: Double?, envelopeDecibels: Double?,
+    isTalking: Bool
+  ) {
+    self.time = time
+    self.peakDecibels = peakDecibels
+    self.rmsDecibels = rmsDecibels
+    self.envelopeDecibels = envelopeDecibels
+    self.isTalking = isTalking
+  }
 }
 
 /// Levels of one channel over a whole stream.

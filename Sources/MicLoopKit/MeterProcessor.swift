@@ -43,8 +43,9 @@ public final class MeterProcessor {
   private var talkSegments = 0
   private var invalidSamples = 0
 
-  public init(sampleRate: Double, channelCount: Int, settings: MeterSettings, maximumBlock: Int = 4096)
-  {
+  public init(
+    sampleRate: Double, channelCount: Int, settings: MeterSettings, maximumBlock: Int = 4096
+  ) {
     precondition(sampleRate > 0 && channelCount > 0 && maximumBlock > 0)
     self.sampleRate = sampleRate
     self.channelCount = channelCount
@@ -110,7 +111,8 @@ public final class MeterProcessor {
     if let transition = detector.finish() { handle(transition, emit: emit) }
     let channels = totalLevels.map {
       ChannelLevels(
-        peakDecibels: $0.peakDecibels, rmsDecibels: $0.rmsDecibels.map { $0 + settings.rmsConvention.offset })
+        peakDecibels: $0.peakDecibels,
+        rmsDecibels: $0.rmsDecibels.map { $0 + settings.rmsConvention.offset })
     }
     emit(
       .summary(
@@ -131,7 +133,9 @@ public final class MeterProcessor {
       if channelCount == 1 {
         source = UnsafeBufferPointer(start: samples, count: frameCount)
       } else {
-        for frame in 0..<frameCount { channelBuffer[frame] = samples[frame * channelCount + channel] }
+        for frame in 0..<frameCount {
+          channelBuffer[frame] = samples[frame * channelCount + channel]
+        }
         source = UnsafeBufferPointer(rebasing: channelBuffer[0..<frameCount])
       }
       intervalLevels[index].accumulate(source)

@@ -22,7 +22,9 @@ public struct BoxcarDecimator: Sendable {
   public func maximumOutputCount(forInput inputCount: Int) -> Int { inputCount / factor + 1 }
 
   /// Decimates `input` into `output`; returns the number of samples written.
-  public mutating func process(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>)
+  public mutating func process(
+    _ input: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>
+  )
     -> Int
   {
     guard let base = input.baseAddress else { return 0 }

@@ -87,7 +87,9 @@ public enum SoftLimiter {
   static func tanhApproximation(_ x: Float) -> Float {
     if x >= 4.97 { return 1 }
     let x2 = x * x
-    let result = x * (135_135 + x2 * (17_325 + x2 * (378 + x2))) / (135_135 + x2 * (62_370 + x2 * (3_150 + x2 * 28)))
+    let result =
+      x * (135_135 + x2 * (17_325 + x2 * (378 + x2)))
+      / (135_135 + x2 * (62_370 + x2 * (3_150 + x2 * 28)))
     return min(result, 1)
   }
 }

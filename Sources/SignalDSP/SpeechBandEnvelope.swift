@@ -29,7 +29,9 @@ public final class SpeechBandEnvelope {
     let low = Self.bandEdges.low
     highPass1 = .highPass(frequency: low, q: 0.541_196_1, sampleRate: rate)
     highPass2 = .highPass(frequency: low, q: 1.306_563, sampleRate: rate)
-    lowPass = rate > 9_000 ? .lowPass(frequency: Self.bandEdges.high, q: 0.707_106_8, sampleRate: rate) : nil
+    lowPass =
+      rate > 9_000
+      ? .lowPass(frequency: Self.bandEdges.high, q: 0.707_106_8, sampleRate: rate) : nil
     follower = EnvelopeFollower(attackTime: attackTime, releaseTime: releaseTime, sampleRate: rate)
   }
 

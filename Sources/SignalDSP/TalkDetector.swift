@@ -61,7 +61,8 @@ public struct TalkDetector: Sendable {
       openRatio = Float(Decibels.amplitude(settings.openThreshold))
       closeRatio = Float(Decibels.amplitude(settings.closeThreshold))
       // Until the first frame, nothing counts as talk.
-      trigger = SchmittTrigger(openThreshold: .infinity, closeThreshold: .infinity, holdSamples: hold)
+      trigger = SchmittTrigger(
+        openThreshold: .infinity, closeThreshold: .infinity, holdSamples: hold)
     }
   }
 

@@ -25,7 +25,8 @@ struct TalkOptions: ParsableArguments {
       throw ValidationError("--close (\(close)) must not be above --open (\(open)); lower --close")
     }
     if absolute && open > 0 {
-      throw ValidationError("--open \(open) dBFS is above full scale; use a negative value with --absolute")
+      throw ValidationError(
+        "--open \(open) dBFS is above full scale; use a negative value with --absolute")
     }
   }
 
@@ -50,7 +51,9 @@ struct Meter: ParsableCommand {
       then the talk segments and totals. --json prints JSON Lines ending with a summary.
       """)
 
-  @Option(name: [.short, .long], help: "Audio file to meter (WAV, FLAC, OGG …); - reads a WAV from stdin.")
+  @Option(
+    name: [.short, .long], help: "Audio file to meter (WAV, FLAC, OGG …); - reads a WAV from stdin."
+  )
   var input: String
   @Flag(help: "Print JSON Lines instead of text.")
   var json = false

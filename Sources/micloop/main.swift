@@ -16,7 +16,8 @@ func runMicLoop() -> Never {
     if code == .success {
       MicLoop.exit(withError: error)
     }
-    let message = MicLoop.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+    let message =
+      MicLoop.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
     StandardOutput.writeError("micloop: error: \(message) (see 'micloop help')")
     exit(code.rawValue)
   }

@@ -1,16 +1,19 @@
-import Testing
-
 import Foundation
 import SignalDSP
+import Testing
 
 @Suite struct FilterTests {
   @Test func speechBandHighPassRejectsMainsHum() {
     let rate = 8_000.0
     let h1 = Biquad.highPass(frequency: 200, q: 0.541_196_1, sampleRate: rate)
     let h2 = Biquad.highPass(frequency: 200, q: 1.306_563, sampleRate: rate)
-    let at50 = 20 * log10(h1.magnitude(at: 50, sampleRate: rate) * h2.magnitude(at: 50, sampleRate: rate))
-    let at1k = 20 * log10(h1.magnitude(at: 1000, sampleRate: rate) * h2.magnitude(at: 1000, sampleRate: rate))
-    let at200 = 20 * log10(h1.magnitude(at: 200, sampleRate: rate) * h2.magnitude(at: 200, sampleRate: rate))
+    let at50 =
+      20 * log10(h1.magnitude(at: 50, sampleRate: rate) * h2.magnitude(at: 50, sampleRate: rate))
+    let at1k =
+      20
+      * log10(h1.magnitude(at: 1000, sampleRate: rate) * h2.magnitude(at: 1000, sampleRate: rate))
+    let at200 =
+      20 * log10(h1.magnitude(at: 200, sampleRate: rate) * h2.magnitude(at: 200, sampleRate: rate))
     #expect(at50 < -45)
     #expect(abs(at1k) < 0.1)
     #expect(abs(at200 - -3.01) < 0.1)

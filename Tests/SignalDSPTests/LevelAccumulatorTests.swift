@@ -1,7 +1,6 @@
-import Testing
-
 import Foundation
 import SignalDSP
+import Testing
 
 @Suite struct LevelAccumulatorTests {
   func sine(amplitude: Double, frequency: Double, rate: Double, count: Int) -> [Float] {
@@ -23,7 +22,8 @@ import SignalDSP
     var pieces = LevelAccumulator()
     samples.withUnsafeBufferPointer { buffer in
       var start = 0
-      for size in [1, 7, 8, 9, 1000, 3] + Array(repeating: 1024, count: 9) where start < buffer.count {
+      for size in [1, 7, 8, 9, 1000, 3] + Array(repeating: 1024, count: 9)
+      where start < buffer.count {
         let end = min(buffer.count, start + size)
         pieces.accumulate(UnsafeBufferPointer(rebasing: buffer[start..<end]))
         start = end

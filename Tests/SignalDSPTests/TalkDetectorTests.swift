@@ -1,7 +1,6 @@
-import Testing
-
 import Foundation
 import SignalDSP
+import Testing
 
 @Suite struct TalkDetectorTests {
   @Test func noiseFloorDropsAtOnceAndRisesWithinTheWindow() {

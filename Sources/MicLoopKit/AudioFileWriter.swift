@@ -1,0 +1,116 @@
+internal import CSndFile
+
+/// The sample encoding of a file being written.
+public enum AudioFileEncoding: String, Sendable, CaseIterable {
+  case pcm16 = "s16"
+  case pcm24 = "s24"
+  case pcm32 = "s32"
+  case float = "float"
+
+  var libsndfileSubtype: Int32 {
+    switch self {
+    case .pcm16: return Int32(SF_FORMAT_PCM_16)
+    case .pcm24: return Int32(SF_FORMAT_PCM_24)
+    case .pcm32: return Int32(SF_FORMAT_PCM_32)
+    case .float: return Int32(SF_FORMAT_FLOAT)
+    }
+  }
+}
+
+/// Writes interleaved Float32 frames to an audio file through libsndfile;
+/// the container follows the extension (.wav, .flac, .ogg, .aiff, .au,
+/// .w64, .caf). The header is rewritten after every block, so the file is
+/// valid at every moment: a recording cut short by Ctrl-C, a kill or a
+/// crash keeps everything written so far. Used by one thread at a time.
+public final class AudioFileWriter {
+  public let path: String
+  public let sampleRate: Double
+  public let channelCount: Int
+  /// Frames written so far.
+  public private(set) var framesWritten: Int64 = 0
+  private var file: OpaquePointer?
+
+  public init(
+    path: String, sampleRate: Double, channelCount: Int, encoding: AudioFileEncoding = .pcm16
+  )
+    throws(AudioFileError)
+  {
+    self.path = path
+    self.sampleRate = sampleRate
+    self.channelCount = channelCount
+    let lowered = path.lowercased()
+    func has(_ suffix: String) -> Bool { lowered.hasSuffix(suffix) }
+    var container = Int32(SF_FORMAT_WAV)
+    var subtype = encoding.libsndfileSubtype
+    if has(".flac") {
+      container = Int32(SF_FORMAT_FLAC)
+      if encoding == .float || encoding == .pcm32 { subtype = Int32(SF_FORMAT_PCM_24) }
+    } else if has(".ogg") || has(".oga") {
+      container = Int32(SF_FORMAT_OGG)
+      subtype = Int32(SF_FORMAT_VORBIS)
+    } else if has(".aif") || has(".aiff") {
+      container = Int32(SF_FORMAT_AIFF)
+    } else if has(".au") {
+      container = Int32(SF_FORMAT_AU)
+    } else if has(".w64") {
+      container = Int32(SF_FORMAT_W64)
+    } else if has(".caf") {
+      container = Int32(SF_FORMAT_CAF)
+    } else if !has(".wav") {
+      throw .unsupportedFormat(
+        path: path,
+        reason: "unknown file type; end the name in .wav, .flac, .ogg, .aiff, .au, .w64 or .caf")
+    }
+    var info = SF_INFO()
+    info.samplerate = Int32(sampleRate)
+    info.channels = Int32(channelCount)
+    info.format = container | subtype
+    guard sf_format_check(&info) != 0 else {
+      throw .unsupportedFormat(
+        path: path,
+        reason:
+          "cannot write \(channelCount) channel(s) at \(Int(sampleRate)) Hz in this format; use .wav"
+      )
+    }
+    guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
+      throw .cannotCreate(path: path, reason: String(cString: sf_strerror(nil)))
+    }
+    file = handle
+    if container == Int32(SF_FORMAT_WAV) {
+      // Keep the header true after every write (valid file at every moment).
+      sf_command(handle, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE))
+    }
+    // Float input beyond ±1 is clipped, not wrapped, in integer files.
+    sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+  }
+
+  deinit { close() }
+
+  /// Appends `frameCount` interleaved frames.
+  public func write(_ samples: UnsafePointer<Float>, frameCount: Int) throws(AudioFileError) {
+    guard let file else { throw .writeFailed(path: path, reason: "the file is closed") }
+    let written = sf_writef_float(file, samples, sf_count_t(frameCount))
+    framesWritten += written
+    guard written == frameCount else {
+      throw .writeFailed(path: path, reason: String(cString: sf_strerror(file)))
+    }
+  }
+
+  /// Appends interleaved frames from an array.
+  public func write(_ samples: [Float]) throws(AudioFileError) {
+    let frames = samples.count / channelCount
+    try samples.withUnsafeBufferPointer { (buffer) throws(AudioFileError) in
+      guard let base = buffer.baseAddress else { return }
+      try write(base, frameCount: frames)
+    }
+  }
+
+  /// Finishes the file (writes the final header and closes it).
+  public func close() {
+    if let file {
+      sf_write_sync(file)
+      sf_close(file)
+    }
+    file = nil
+  }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// Runs the built `micloop` binary (MICLOOP_BIN, or the debug build next to
+/// these tests) and captures what it prints.
+struct MicLoopBinary {
+  struct Result {
+    var status: Int32
+    var exitedNormally: Bool
+    var output: String
+    var errorOutput: String
+    var errorLines: [Substring] { errorOutput.split(separator: "\n") }
+  }
+
+  static var path: String {
+    if let path = ProcessInfo.processInfo.environment["MICLOOP_BIN"],
+      FileManager.default.isExecutableFile(atPath: path)
+    {
+      return path
+    }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent()
+      .deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/micloop").path
+  }
+
+  static func run(_ arguments: [String], standardInput: String? = nil) throws -> Result {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    if let standardInput {
+      process.standardInput = FileHandle(forReadingAtPath: standardInput)
+    } else {
+      process.standardInput = FileHandle.nullDevice
+    }
+    try process.run()
+    // Read both pipes while the process runs so neither can fill up.
+    nonisolated(unsafe) var errorData = Data()
+    let reader = Thread { errorData = error.fileHandleForReading.readDataToEndOfFile() }
+    reader.start()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while !reader.isFinished { usleep(1000) }
+    return Result(
+      status: process.terminationStatus, exitedNormally: process.terminationReason == .exit,
+      output: String(decoding: outputData, as: UTF8.self),
+      errorOutput: String(decoding: errorData, as: UTF8.self))
+  }
+
+  /// Runs a helper program (sox, espeak-ng) and fails the test if it fails.
+  static func shell(_ arguments: [String]) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+      throw CocoaError(
+        .executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(arguments) failed"])
+    }
+  }
+
+  static func temporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "micloop-cli-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+  }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import MicLoopKit
+import Testing
+
+@Suite struct AudioFileReaderTests {
+  @Test func badPathsNameTheProblem() throws {
+    let files = try TestFiles()
+    #expect(throws: AudioFileError.notFound(path: files.path("none.wav"))) {
+      try AudioFileReader(path: files.path("none.wav"))
+    }
+    #expect(throws: AudioFileError.isDirectory(path: files.directory.path)) {
+      try AudioFileReader(path: files.directory.path)
+    }
+    FileManager.default.createFile(atPath: files.path("empty.wav"), contents: Data())
+    #expect(throws: AudioFileError.empty(path: files.path("empty.wav"))) {
+      try AudioFileReader(path: files.path("empty.wav"))
+    }
+    FileManager.default.createFile(atPath: files.path("notes.txt"), contents: Data("hello\n".utf8))
+    do {
+      _ = try AudioFileReader(path: files.path("notes.txt"))
+      Issue.record("a text file was accepted")
+    } catch {
+      guard case .notAudio = error else { throw error }
+      #expect(!error.description.contains("\n"))
+    }
+  }
+
+  @Test func truncatedWAVIsReportedAfterItsFrames() throws {
+    let files = try TestFiles()
+    let whole = files.path("whole.wav")
+    try files.run(["sox", "-n", "-r", "48000", "-b", "16", whole, "synth", "1", "sine", "440"])
+    let data = try Data(contentsOf: URL(fileURLWithPath: whole))
+    let cut = files.path("cut.wav")
+    try data.prefix(44 + 2 * 10_000).write(to: URL(fileURLWithPath: cut))
+    let outcome = try FileMeter.run(try AudioFileReader(path: cut), settings: MeterSettings()) {
+      _ in
+    }
+    #expect(abs(outcome.summary.duration - 10_000 / 48_000) < 1e-9)
+    #expect(outcome.problem == .truncated(path: cut, expectedFrames: 48_000, readFrames: 10_000))
+  }
+
+  @Test func headerOnlyWAVIsEmpty() throws {
+    let files = try TestFiles()
+    let file = try files.writeFloatWAV("header.wav", samples: [])
+    #expect(throws: AudioFileError.self) {
+      _ = try FileMeter.run(try AudioFileReader(path: file), settings: MeterSettings()) { _ in }
+    }
+  }
+
+  @Test func formatIsDescribed() throws {
+    let files = try TestFiles()
+    let file = files.path("x.flac")
+    try files.run([
+      "sox", "-n", "-r", "44100", "-b", "24", "-c", "2", file, "synth", "0.1", "sine", "440",
+    ])
+    let reader = try AudioFileReader(path: file)
+    #expect(reader.formatName == "FLAC 24-bit")
+    #expect(reader.channelCount == 2)
+    #expect(reader.sampleRate == 44_100)
+  }
+}
+
+@Suite struct AudioFileWriterTests {
+  @Test func fileIsValidWhileStillBeingWritten() throws {
+    let files = try TestFiles()
+    let file = files.path("live.wav")
+    let writer = try AudioFileWriter(
+      path: file, sampleRate: 48_000, channelCount: 2, encoding: .pcm24)
+    try writer.write([Float](repeating: 0.25, count: 2 * 4800))
+    // Not closed: the header must already describe the frames written.
+    let reader = try AudioFileReader(path: file)
+    #expect(reader.declaredFrameCount == 4800)
+    #expect(reader.channelCount == 2)
+    writer.close()
+  }
+
+  @Test func unknownExtensionIsRefusedWithTheFix() throws {
+    let files = try TestFiles()
+    do {
+      _ = try AudioFileWriter(path: files.path("x.mp9"), sampleRate: 48_000, channelCount: 1)
+      Issue.record("accepted .mp9")
+    } catch {
+      #expect(error.description.contains(".wav"))
+    }
+  }
+
+  @Test func flacRoundTripKeepsLevels() throws {
+    let files = try TestFiles()
+    let file = files.path("round.flac")
+    let writer = try AudioFileWriter(
+      path: file, sampleRate: 44_100, channelCount: 1, encoding: .pcm24)
+    try writer.write(
+      (0..<44_100).map { Float(0.5 * sin(2 * Double.pi * 441 * Double($0) / 44_100)) })
+    writer.close()
+    let outcome = try FileMeter.run(try AudioFileReader(path: file), settings: MeterSettings()) {
+      _ in
+    }
+    #expect(abs(outcome.summary.peakDecibels! - -6.0206) < 0.01)
+    #expect(abs(outcome.summary.rmsDecibels! - -9.0309) < 0.01)
+  }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import MicLoopKit
+import Testing
+
+@Suite struct FileMeterTests {
+  @Test func loudestChannelIsReportedAndChannelCanBePicked() throws {
+    let files = try TestFiles()
+    let file = files.path("stereo.wav")
+    try files.run([
+      "sox", "-n", "-r", "48000", "-b", "16", "-c", "2", file, "synth", "1", "sine", "440", "sine",
+      "440",
+      "remix", "1v0.1", "2v0.5",
+    ])
+    let all = try FileMeter.run(try AudioFileReader(path: file), settings: MeterSettings()) { _ in }
+    #expect(all.summary.channels.count == 2)
+    #expect(abs(all.summary.peakDecibels! - 20 * log10(0.5)) < 0.01)
+    var first = MeterSettings()
+    first.channel = 0
+    let left = try FileMeter.run(try AudioFileReader(path: file), settings: first) { _ in }
+    #expect(abs(left.summary.peakDecibels! - 20 * log10(0.1)) < 0.01)
+  }
+
+  @Test func nanAndInfinityAreCountedNotPropagated() throws {
+    let files = try TestFiles()
+    var samples = (0..<48_000).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }
+    samples[100] = .nan
+    samples[2000] = .infinity
+    samples[30_000] = -.infinity
+    let file = try files.writeFloatWAV("nan.wav", samples: samples)
+    var levels = [LevelReading]()
+    let outcome = try FileMeter.run(try AudioFileReader(path: file), settings: MeterSettings()) {
+      if case .level(let reading) = $0 { levels.append(reading) }
+    }
+    #expect(outcome.summary.invalidSamples == 3)
+    #expect(abs(outcome.summary.peakDecibels! - -6.02) < 0.01)
+    #expect(outcome.summary.rmsDecibels!.isFinite)
+    #expect(levels.allSatisfy { $0.peakDecibels.map { $0.isFinite } ?? true })
+  }
+
+  @Test func intervalsCoverTheFileAndEndWithTheSummary() throws {
+    let files = try TestFiles()
+    let file = files.path("tone.wav")
+    try files.run(["sox", "-n", "-r", "44100", "-b", "16", file, "synth", "1.05", "sine", "500"])
+    var events = [MeterEvent]()
+    var settings = MeterSettings()
+    settings.interval = 0.25
+    _ = try FileMeter.run(try AudioFileReader(path: file), settings: settings) { events.append($0) }
+    let times = events.compactMap { event -> Double? in
+      if case .level(let reading) = event { return reading.time }
+      return nil
+    }
+    #expect(times.count == 5)
+    #expect(abs(times[0] - 0.25) < 1e-9)
+    #expect(abs(times[4] - 1.05) < 1e-9)
+    guard case .summary(let summary) = events.last else {
+      Issue.record("last event is not the summary")
+      return
+    }
+    #expect(abs(summary.duration - 1.05) < 1e-9)
+  }
+
+  @Test func speechInNoiseIsDetectedAsTalk() throws {
+    let files = try TestFiles()
+    let speech = files.path("speech.wav")
+    try files.run(["espeak-ng", "-w", speech, "Testing the microphone, one two three."])
+    let file = files.path("mixed.wav")
+    // Two seconds of noise, the sentence, then two more seconds of noise.
+    try files.run([
+      "sox", "-n", "-r", "22050", "-c", "1", files.path("noise.wav"), "synth", "2", "whitenoise",
+      "vol", "0.01",
+    ])
+    try files.run([
+      "sox", files.path("noise.wav"), speech, files.path("noise.wav"), files.path("concat.wav"),
+    ])
+    try files.run([
+      "sox", "-m", files.path("concat.wav"), "|sox -n -r 22050 -c 1 -p synth 9 whitenoise vol 0.01",
+      file, "trim", "0", "8",
+    ])
+    var starts = [Double]()
+    var ends = [Double]()
+    _ = try FileMeter.run(try AudioFileReader(path: file), settings: MeterSettings()) {
+      if case .talkStart(let time) = $0 { starts.append(time) }
+      if case .talkEnd(let time) = $0 { ends.append(time) }
+    }
+    #expect(starts.count == 1)
+    #expect(abs((starts.first ?? 0) - 2.0) < 0.25)
+    #expect(ends.count == 1)
+  }
+}

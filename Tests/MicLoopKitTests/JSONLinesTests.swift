@@ -1,0 +1,32 @@
+import Foundation
+import MicLoopKit
+import Testing
+
+@Suite struct JSONLinesTests {
+  @Test func levelLineHasTheContractFieldsAndNullForSilence() throws {
+    let line = JSONLines.line(
+      for: .level(
+        LevelReading(
+          time: 0.1, peakDecibels: -6.0206, rmsDecibels: nil, envelopeDecibels: -8.7,
+          isTalking: true)))
+    #expect(
+      line
+        == #"{"event":"level","time":0.100,"peak_dbfs":-6.02,"rms_dbfs":null,"envelope_dbfs":-8.70,"talking":true}"#
+    )
+    let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    #expect(object?["event"] as? String == "level")
+  }
+
+  @Test func decimalsRoundHalfAwayFromZero() {
+    #expect(DecimalFormatting.fixed(-0.0004, places: 3) == "0.000")
+    #expect(DecimalFormatting.fixed(-3.0103, places: 2) == "-3.01")
+    #expect(DecimalFormatting.fixed(2.5, places: 0) == "3")
+    #expect(DecimalFormatting.fixed(12.3456, places: 3) == "12.346")
+    #expect(DecimalFormatting.fixed(0.05, places: 1) == "0.1")
+    #expect(DecimalFormatting.json(.infinity, places: 2) == "null")
+  }
+
+  @Test func stringsAreEscaped() {
+    #expect(JSONLines.quoted("a\"b\\c\n\u{1}") == #""a\"b\\c\n\u0001""#)
+  }
+}

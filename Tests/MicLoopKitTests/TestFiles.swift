@@ -1,0 +1,50 @@
+import Foundation
+import MicLoopKit
+
+/// Makes test audio files with sox and by hand, in a fresh temporary folder.
+struct TestFiles {
+  let directory: URL
+
+  init() throws {
+    directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("micloop-kit-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+  }
+
+  func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+  /// Runs a program and returns its standard output and error together.
+  @discardableResult
+  func run(_ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+  }
+
+  /// `sox FILE -n stats` "Pk lev dB" and "RMS lev dB" of the overall column.
+  func soxLevels(_ file: String) throws -> (peak: Double, rms: Double) {
+    let text = try run(["sox", file, "-n", "stats"])
+    func value(_ label: String) -> Double {
+      let line = text.split(separator: "\n").first { $0.hasPrefix(label) } ?? ""
+      return Double(line.split(separator: " ").dropFirst(3).first ?? "") ?? .nan
+    }
+    return (value("Pk lev dB"), value("RMS lev dB"))
+  }
+
+  /// A mono 32-bit float WAV holding `samples` as they are (NaN included).
+  func writeFloatWAV(_ name: String, samples: [Float], rate: Double = 48_000) throws -> String {
+    let file = path(name)
+    let writer = try AudioFileWriter(
+      path: file, sampleRate: rate, channelCount: 1, encoding: .float)
+    try writer.write(samples)
+    writer.close()
+    return file
+  }
+}
