@@ -21,6 +21,8 @@ public final class AudioFileReader {
   /// Frames delivered so far.
   public private(set) var framesRead: Int64 = 0
   private var file: OpaquePointer?
+  private let subtype: Int32
+  private var shortBuffer = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 0)
 
   /// Opens `path` for reading; "-" reads a WAV stream from standard input.
   public init(path: String) throws(AudioFileError) {
@@ -55,6 +57,7 @@ public final class AudioFileReader {
     let isPipe = path == "-" && (info.frames <= 0 || info.frames == Int64.max)
     declaredFrameCount = isPipe ? nil : info.frames
     formatName = Self.describe(format: info.format)
+    subtype = info.format & Int32(SF_FORMAT_SUBMASK)
     guard sampleRate > 0, channelCount > 0 else {
       sf_close(handle)
       file = nil
@@ -64,6 +67,7 @@ public final class AudioFileReader {
 
   deinit {
     if let file { sf_close(file) }
+    shortBuffer.deallocate()
   }
 
   /// Reads up to `frameCount` frames into `buffer` (interleaved, at least
@@ -73,12 +77,51 @@ public final class AudioFileReader {
     -> Int
   {
     guard let file else { return 0 }
-    let got = sf_readf_float(file, buffer, sf_count_t(frameCount))
+    let got: sf_count_t
+    if isSixteenBit {
+      got = readSixteenBit(file, into: buffer, frameCount: frameCount)
+    } else {
+      got = sf_readf_float(file, buffer, sf_count_t(frameCount))
+    }
     if got < 0 || (got == 0 && sf_error(file) != 0) {
       throw .readFailed(path: displayPath, reason: String(cString: sf_strerror(file)))
     }
     framesRead += got
     return Int(got)
+  }
+
+  /// 16-bit files are read as integers and scaled here: the same values as
+  /// libsndfile's conversion (x / 32768), several times faster.
+  private func readSixteenBit(_ file: OpaquePointer, into buffer: UnsafeMutablePointer<Float>, frameCount: Int)
+    -> sf_count_t
+  {
+    let sampleCount = frameCount * channelCount
+    if shortBuffer.count < sampleCount {
+      shortBuffer.deallocate()
+      shortBuffer = .allocate(capacity: sampleCount)
+    }
+    let raw = shortBuffer.baseAddress!
+    let got = sf_readf_short(file, raw, sf_count_t(frameCount))
+    guard got > 0 else { return got }
+    let count = Int(got) * channelCount
+    // A plain loop: the compiler vectorises the conversion.
+    let scale: Float = 1 / 32_768
+    for index in 0..<count { buffer[index] = Float(raw[index]) * scale }
+    return got
+  }
+
+  /// Whether samples can be NaN or infinite (floating-point files only).
+  public var canHoldNonFiniteSamples: Bool { !isInteger }
+
+  private var isSixteenBit: Bool { subtype == Int32(SF_FORMAT_PCM_16) }
+
+  private var isInteger: Bool {
+    switch subtype {
+    case Int32(SF_FORMAT_FLOAT), Int32(SF_FORMAT_DOUBLE), Int32(SF_FORMAT_VORBIS), Int32(SF_FORMAT_OPUS),
+      Int32(SF_FORMAT_MPEG_LAYER_III), Int32(SF_FORMAT_MPEG_LAYER_II), Int32(SF_FORMAT_MPEG_LAYER_I):
+      return false
+    default: return true
+    }
   }
 
   /// Checks, after the last read, that every frame the header promised was

@@ -18,7 +18,7 @@ public enum FileMeter {
   ) throws(AudioFileError) -> Outcome {
     let processor = MeterProcessor(
       sampleRate: reader.sampleRate, channelCount: reader.channelCount, settings: settings,
-      maximumBlock: blockFrames)
+      maximumBlock: blockFrames, screensNonFinite: reader.canHoldNonFiniteSamples)
     let buffer = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * reader.channelCount)
     defer { buffer.deallocate() }
     while true {

@@ -43,9 +43,15 @@ public final class MeterProcessor {
   private var talkSegments = 0
   private var invalidSamples = 0
 
+  /// Whether samples are screened for NaN and infinity (integer sources
+  /// cannot hold them, so file metering turns this off for them).
+  public let screensNonFinite: Bool
+
   public init(
-    sampleRate: Double, channelCount: Int, settings: MeterSettings, maximumBlock: Int = 4096
+    sampleRate: Double, channelCount: Int, settings: MeterSettings, maximumBlock: Int = 4096,
+    screensNonFinite: Bool = true
   ) {
+    self.screensNonFinite = screensNonFinite
     precondition(sampleRate > 0 && channelCount > 0 && maximumBlock > 0)
     self.sampleRate = sampleRate
     self.channelCount = channelCount
@@ -126,7 +132,9 @@ public final class MeterProcessor {
   private func processSlice(
     _ samples: UnsafeMutablePointer<Float>, frameCount: Int, emit: (MeterEvent) -> Void
   ) {
-    invalidSamples += Self.replaceNonFinite(samples, count: frameCount * channelCount)
+    if screensNonFinite {
+      invalidSamples += Self.replaceNonFinite(samples, count: frameCount * channelCount)
+    }
     var envelopeCount = 0
     for (index, channel) in meteredChannels.enumerated() {
       let source: UnsafeBufferPointer<Float>

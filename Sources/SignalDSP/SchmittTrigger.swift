@@ -43,16 +43,12 @@ public struct SchmittTrigger: Sendable {
   }
 
   /// Feeds one envelope sample; returns a transition when the state changes.
-  @inlinable @inline(__always)
   public mutating func process(_ envelope: Float) -> TalkTransition? {
-    defer { advance() }
+    defer { position += 1 }
     return step(envelope)
   }
 
-  @usableFromInline mutating func advance() { position += 1 }
-
-  @usableFromInline
-  mutating func step(_ envelope: Float) -> TalkTransition? {
+  private mutating func step(_ envelope: Float) -> TalkTransition? {
     let aboveClose = envelope >= closeThreshold
     if aboveClose && !wasAboveClose { lastRise = position }
     if !aboveClose && wasAboveClose { lastFall = position }
@@ -67,6 +63,24 @@ public struct SchmittTrigger: Sendable {
       return TalkTransition(isStart: true, position: lastRise, decisionPosition: position)
     }
     return nil
+  }
+
+  /// Feeds a block of envelope samples, calling `onTransition` for each
+  /// change. Same results as calling `process(_:)` per sample, faster.
+  public mutating func process(_ envelope: UnsafeBufferPointer<Float>, onTransition: (TalkTransition) -> Void)
+  {
+    let base = position
+    let count = envelope.count
+    for index in 0..<count {
+      let value = envelope[index]
+      let aboveClose = value >= closeThreshold
+      // Samples that cannot change anything: no crossing of the close
+      // threshold, and either open above it or closed below the open one.
+      if aboveClose == wasAboveClose && (isOpen ? aboveClose : value < openThreshold) { continue }
+      position = base + Int64(index)
+      if let transition = step(value) { onTransition(transition) }
+    }
+    position = base + Int64(count)
   }
 
   /// Ends an open segment at the end of the stream.

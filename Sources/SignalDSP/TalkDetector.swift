@@ -81,14 +81,31 @@ public struct TalkDetector: Sendable {
   public mutating func process(
     _ envelope: UnsafeBufferPointer<Float>, onTransition: (TalkTransition) -> Void
   ) {
-    for value in envelope {
-      if let transition = trigger.process(value) { onTransition(transition) }
-      frameSum += value
-      frameFill += 1
-      if frameFill == frameLength {
-        endFrame()
-      }
+    var start = 0
+    while start < envelope.count {
+      let end = min(envelope.count, start + frameLength - frameFill)
+      let chunk = UnsafeBufferPointer(rebasing: envelope[start..<end])
+      trigger.process(chunk, onTransition: onTransition)
+      frameSum += Self.sum(chunk)
+      frameFill += end - start
+      if frameFill == frameLength { endFrame() }
+      start = end
     }
+  }
+
+  private static func sum(_ values: UnsafeBufferPointer<Float>) -> Float {
+    var lanes = SIMD4<Float>(repeating: 0)
+    var index = 0
+    while index + 4 <= values.count {
+      lanes += SIMD4(values[index], values[index + 1], values[index + 2], values[index + 3])
+      index += 4
+    }
+    var total = lanes.sum()
+    while index < values.count {
+      total += values[index]
+      index += 1
+    }
+    return total
   }
 
   private mutating func endFrame() {

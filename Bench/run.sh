@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Side-by-side benchmarks; writes Docs/BENCHMARKS.md. Run with `make bench`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec python3 Bench/bench.py --micloop .build/release/micloop --output Docs/BENCHMARKS.md "$@"
