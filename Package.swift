@@ -7,6 +7,7 @@ let package = Package(
     .executable(name: "micloop", targets: ["micloop"]),
     .library(name: "MicLoopKit", targets: ["MicLoopKit"]),
     .library(name: "SignalDSP", targets: ["SignalDSP"]),
+    .library(name: "DuplexIO", targets: ["DuplexIO"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
@@ -22,15 +23,21 @@ let package = Package(
       name: "SignalDSP",
       swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
     .target(
+      name: "DuplexIO",
+      dependencies: ["CALSA"],
+      swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
+    .target(
       name: "MicLoopKit",
-      dependencies: ["SignalDSP", "CSndFile"]),
+      dependencies: ["SignalDSP", "DuplexIO", "CSndFile"]),
     .executableTarget(
       name: "micloop",
       dependencies: [
         "MicLoopKit",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
+    .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
     .testTarget(name: "SignalDSPTests", dependencies: ["SignalDSP"]),
+    .testTarget(name: "DuplexIOTests", dependencies: ["DuplexIO", "AllocationCounter"]),
     .testTarget(name: "MicLoopKitTests", dependencies: ["MicLoopKit", "SignalDSP"]),
     .testTarget(name: "MicLoopCLITests", dependencies: ["MicLoopKit"]),
   ]

@@ -1,1 +1,2 @@
 #include <alsa/asoundlib.h>
+#include <sys/eventfd.h>

@@ -92,7 +92,9 @@ public final class AudioFileReader {
 
   /// 16-bit files are read as integers and scaled here: the same values as
   /// libsndfile's conversion (x / 32768), several times faster.
-  private func readSixteenBit(_ file: OpaquePointer, into buffer: UnsafeMutablePointer<Float>, frameCount: Int)
+  private func readSixteenBit(
+    _ file: OpaquePointer, into buffer: UnsafeMutablePointer<Float>, frameCount: Int
+  )
     -> sf_count_t
   {
     let sampleCount = frameCount * channelCount
@@ -117,8 +119,10 @@ public final class AudioFileReader {
 
   private var isInteger: Bool {
     switch subtype {
-    case Int32(SF_FORMAT_FLOAT), Int32(SF_FORMAT_DOUBLE), Int32(SF_FORMAT_VORBIS), Int32(SF_FORMAT_OPUS),
-      Int32(SF_FORMAT_MPEG_LAYER_III), Int32(SF_FORMAT_MPEG_LAYER_II), Int32(SF_FORMAT_MPEG_LAYER_I):
+    case Int32(SF_FORMAT_FLOAT), Int32(SF_FORMAT_DOUBLE), Int32(SF_FORMAT_VORBIS),
+      Int32(SF_FORMAT_OPUS),
+      Int32(SF_FORMAT_MPEG_LAYER_III), Int32(SF_FORMAT_MPEG_LAYER_II),
+      Int32(SF_FORMAT_MPEG_LAYER_I):
       return false
     default: return true
     }

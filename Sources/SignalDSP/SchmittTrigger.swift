@@ -67,8 +67,9 @@ public struct SchmittTrigger: Sendable {
 
   /// Feeds a block of envelope samples, calling `onTransition` for each
   /// change. Same results as calling `process(_:)` per sample, faster.
-  public mutating func process(_ envelope: UnsafeBufferPointer<Float>, onTransition: (TalkTransition) -> Void)
-  {
+  public mutating func process(
+    _ envelope: UnsafeBufferPointer<Float>, onTransition: (TalkTransition) -> Void
+  ) {
     let base = position
     let count = envelope.count
     for index in 0..<count {

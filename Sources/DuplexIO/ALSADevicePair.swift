@@ -1,0 +1,216 @@
+internal import CALSA
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The ALSA backend: a capture and/or a playback PCM, linked when alsa-lib
+/// allows, polled together with an eventfd that wakes the audio thread for
+/// `stop`. Follows the recipe of Docs/ARCHITECTURE.md ("ALSA").
+public final class ALSADevicePair: DuplexBackend {
+  private var capture: PCMDevice?
+  private var playback: PCMDevice?
+  private var isLinked = false
+  private var wakeDescriptor: Int32 = -1
+  private var descriptors = UnsafeMutablePointer<pollfd>.allocate(capacity: 1)
+  private var captureDescriptorCount = 0
+  private var playbackDescriptorCount = 0
+  private var silence = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
+  private var periodFrames = 0
+
+  public init() {}
+
+  deinit {
+    close()
+    descriptors.deallocate()
+    silence.deallocate()
+  }
+
+  public func open(_ configuration: DuplexConfiguration) throws(ALSAError) -> GrantedConfiguration {
+    close()
+    if configuration.isInputEnabled {
+      let device = try PCMDevice(name: configuration.captureDevice, direction: .capture)
+      try device.configure(
+        sampleRate: configuration.sampleRate, channelCount: configuration.inputChannelCount,
+        format: configuration.alsa.format, periodFrames: configuration.periodFrames,
+        periodCount: configuration.periodCount)
+      capture = device
+    }
+    if configuration.isOutputEnabled {
+      let device = try PCMDevice(name: configuration.playbackDevice, direction: .playback)
+      // Playback follows the capture period so each period goes straight through.
+      try device.configure(
+        sampleRate: configuration.sampleRate, channelCount: configuration.outputChannelCount,
+        format: configuration.alsa.format,
+        periodFrames: capture?.periodFrames ?? configuration.periodFrames,
+        periodCount: configuration.periodCount)
+      playback = device
+    }
+    if let capture, let playback, capture.periodFrames != playback.periodFrames {
+      throw ALSAError(
+        operation: "match period sizes", device: "\(capture.name) / \(playback.name)",
+        value: "\(capture.periodFrames) vs \(playback.periodFrames) frames", code: -EINVAL)
+    }
+    if let capture, let playback { isLinked = capture.link(with: playback) }
+    wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+    captureDescriptorCount = capture?.descriptorCount ?? 0
+    playbackDescriptorCount = playback?.descriptorCount ?? 0
+    descriptors.deallocate()
+    descriptors = .allocate(capacity: captureDescriptorCount + playbackDescriptorCount + 1)
+    let period = capture?.periodFrames ?? playback?.periodFrames ?? configuration.periodFrames
+    periodFrames = period
+    if let playback {
+      let bytes = playback.bufferFrames * playback.channelCount * playback.format.byteCount
+      silence.deallocate()
+      silence = .allocate(byteCount: bytes, alignment: 16)
+      silence.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+    }
+    return GrantedConfiguration(
+      sampleRate: configuration.sampleRate, periodFrames: period,
+      inputPeriodCount: capture?.periodCount ?? 0, outputPeriodCount: playback?.periodCount ?? 0,
+      inputFormat: capture?.format, outputFormat: playback?.format,
+      inputChannelCount: capture?.channelCount ?? 0,
+      outputChannelCount: playback?.channelCount ?? 0,
+      isLinked: isLinked)
+  }
+
+  public func start() -> Int32 {
+    if let playback {
+      // Pre-fill the whole playback buffer with silence: a linked start with
+      // an empty playback buffer would starve it without reporting an xrun.
+      let written = playback.write(silence, frames: playback.bufferFrames)
+      if written < 0 { return Int32(written) }
+    }
+    if let capture {
+      let result = capture.start()
+      if result < 0 { return result }
+      if !isLinked, let playback {
+        let started = playback.start()
+        if started < 0 { return started }
+      }
+    } else if let playback {
+      return playback.start()
+    }
+    return 0
+  }
+
+  public func waitForPeriod() -> Int32 {
+    if let capture {
+      return waitFor(capture, first: 0, count: captureDescriptorCount, events: Int16(POLLIN))
+    }
+    if let playback {
+      return waitFor(playback, first: 0, count: playbackDescriptorCount, events: Int16(POLLOUT))
+    }
+    return -ENODEV
+  }
+
+  /// Polls one stream's descriptors and the wake-up eventfd.
+  private func waitFor(_ device: PCMDevice, first: Int, count: Int, events: Int16) -> Int32 {
+    // A stream that is ready already needs no poll.
+    let available = device.avail()
+    if available < 0 { return Int32(available) }
+    if available >= periodFrames { return 0 }
+    let filled = device.fillDescriptors(descriptors, capacity: count)
+    descriptors[filled] = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+    while true {
+      let result = poll(descriptors, nfds_t(filled + 1), 1_000)
+      if result < 0 {
+        if errno == EINTR { continue }
+        return -errno
+      }
+      if result == 0 {
+        // A second without a period: the device or its server has stalled.
+        let available = device.avail()
+        return available < 0 ? Int32(available) : -EIO
+      }
+      if descriptors[filled].revents & Int16(POLLIN) != 0 {
+        var value: UInt64 = 0
+        _ = Glibc.read(wakeDescriptor, &value, 8)
+        return -EINTR
+      }
+      let revents = device.events(descriptors, count: filled)
+      if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+        let state = device.avail()
+        return state < 0 ? Int32(state) : -EIO
+      }
+      if revents & events != 0 { return 0 }
+    }
+  }
+
+  public func read(_ destination: UnsafeMutableRawPointer, frames: Int) -> Int {
+    guard let capture else { return Int(-ENODEV) }
+    let frameBytes = capture.channelCount * capture.format.byteCount
+    var done = 0
+    while done < frames {
+      let got = capture.read(destination + done * frameBytes, frames: frames - done)
+      if got == Int(-EAGAIN) {
+        let waited = waitFor(
+          capture, first: 0, count: captureDescriptorCount, events: Int16(POLLIN))
+        if waited < 0 { return Int(waited) }
+        continue
+      }
+      if got < 0 { return got }
+      done += got
+    }
+    return frames
+  }
+
+  public func write(_ source: UnsafeRawPointer, frames: Int) -> Int {
+    guard let playback else { return Int(-ENODEV) }
+    let frameBytes = playback.channelCount * playback.format.byteCount
+    var done = 0
+    while done < frames {
+      let wrote = playback.write(source + done * frameBytes, frames: frames - done)
+      if wrote == Int(-EAGAIN) {
+        let waited = waitFor(
+          playback, first: 0, count: playbackDescriptorCount, events: Int16(POLLOUT))
+        if waited < 0 { return Int(waited) }
+        continue
+      }
+      if wrote < 0 { return wrote }
+      done += wrote
+    }
+    return frames
+  }
+
+  public func recover() -> Int32 {
+    for device in [capture, playback] {
+      guard let device else { continue }
+      _ = device.drop()
+      var result = device.prepare()
+      if result == -ESTRPIPE { result = device.resume() }
+      if result < 0 { return result }
+    }
+    return 0
+  }
+
+  public func hostTime() -> UInt64 { (capture ?? playback)?.timeStamp() ?? MonotonicClock.now() }
+
+  public func outputDelay() -> Int { playback?.delay() ?? 0 }
+
+  public func wake() {
+    guard wakeDescriptor >= 0 else { return }
+    var one: UInt64 = 1
+    _ = Glibc.write(wakeDescriptor, &one, 8)
+  }
+
+  public func halt() {
+    _ = capture?.drop()
+    _ = playback?.drop()
+  }
+
+  public func drain() {
+    _ = playback?.drain()
+  }
+
+  public func close() {
+    if isLinked { capture?.unlink() }
+    capture?.close()
+    playback?.close()
+    capture = nil
+    playback = nil
+    isLinked = false
+    if wakeDescriptor >= 0 { Glibc.close(wakeDescriptor) }
+    wakeDescriptor = -1
+  }
+}

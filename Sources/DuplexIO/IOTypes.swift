@@ -1,0 +1,128 @@
+import Synchronization
+
+/// When a period was captured or will be played.
+public struct AudioTimeStamp: Sendable, Equatable {
+  /// Frames since the unit started; advances by exactly the period each time.
+  public var sampleTime: Int64
+  /// Monotonic host time in nanoseconds (ALSA's status time stamp).
+  public var hostTime: UInt64
+
+  public init(sampleTime: Int64, hostTime: UInt64) {
+    self.sampleTime = sampleTime
+    self.hostTime = hostTime
+  }
+}
+
+/// Conditions reported with a period.
+public struct IOFlags: OptionSet, Sendable {
+  public let rawValue: UInt8
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
+  /// Captured audio was lost before this period (capture overrun).
+  public static let inputOverrun = IOFlags(rawValue: 1)
+  /// Playback ran dry before this period (playback underrun).
+  public static let outputUnderrun = IOFlags(rawValue: 2)
+  /// Frames were dropped or repeated to keep two clocks together.
+  public static let driftCorrected = IOFlags(rawValue: 4)
+}
+
+/// The format of one bus as micloop sees it: interleaved Float32.
+public struct StreamFormat: Sendable, Equatable {
+  public var sampleRate: Int
+  public var channelCount: Int
+  public init(sampleRate: Int, channelCount: Int) {
+    self.sampleRate = sampleRate
+    self.channelCount = channelCount
+  }
+}
+
+/// What a unit asks for. Every field has a default; ALSA-only knobs are in
+/// `alsa`. Bus 1 is input (capture, off until enabled), bus 0 is output
+/// (playback, on by default), as in RemoteIO.
+public struct DuplexConfiguration: Sendable, Equatable {
+  /// ALSA-specific settings.
+  public struct ALSA: Sendable, Equatable {
+    /// Device sample format; `nil` picks the most precise the device offers.
+    public var format: SampleFormat?
+    /// Run the audio thread with SCHED_FIFO when permitted.
+    public var usesRealtimePriority = true
+    /// SCHED_FIFO priority (1–99).
+    public var realtimePriority: Int32 = 70
+    /// Lock the process's memory (mlockall) when permitted.
+    public var locksMemory = false
+    public init() {}
+  }
+
+  public var captureDevice = "default"
+  public var playbackDevice = "default"
+  public var isInputEnabled = false
+  public var isOutputEnabled = true
+  public var sampleRate = 48_000
+  public var inputChannelCount = 1
+  public var outputChannelCount = 1
+  /// Preferred frames per period (ALSA may grant another size).
+  public var periodFrames = 256
+  /// Preferred periods per buffer.
+  public var periodCount = 2
+  public var alsa = ALSA()
+
+  public init() {}
+
+  /// The preferred I/O buffer duration in seconds (period × count).
+  public var preferredBufferDuration: Double {
+    Double(periodFrames * periodCount) / Double(sampleRate)
+  }
+}
+
+/// What the devices granted.
+public struct GrantedConfiguration: Sendable, Equatable {
+  public var sampleRate: Int
+  public var periodFrames: Int
+  public var inputPeriodCount: Int
+  public var outputPeriodCount: Int
+  public var inputFormat: SampleFormat?
+  public var outputFormat: SampleFormat?
+  public var inputChannelCount: Int
+  public var outputChannelCount: Int
+  /// Whether capture and playback start and stop together (snd_pcm_link).
+  public var isLinked: Bool
+
+  public init(
+    sampleRate: Int, periodFrames: Int, inputPeriodCount: Int, outputPeriodCount: Int,
+    inputFormat: SampleFormat?,
+    outputFormat: SampleFormat?, inputChannelCount: Int, outputChannelCount: Int, isLinked: Bool
+  ) {
+    self.sampleRate = sampleRate
+    self.periodFrames = periodFrames
+    self.inputPeriodCount = inputPeriodCount
+    self.outputPeriodCount = outputPeriodCount
+    self.inputFormat = inputFormat
+    self.outputFormat = outputFormat
+    self.inputChannelCount = inputChannelCount
+    self.outputChannelCount = outputChannelCount
+    self.isLinked = isLinked
+  }
+
+  /// Frames of buffering in the loop: one capture period plus the playback buffer.
+  public var loopBufferFrames: Int {
+    (inputFormat != nil ? periodFrames : 0)
+      + (outputFormat != nil ? periodFrames * outputPeriodCount : 0)
+  }
+}
+
+/// Counters the audio thread keeps and any thread may read.
+public final class IOStatistics: Sendable {
+  /// Periods processed.
+  public let periods = Atomic<Int>(0)
+  /// Capture overruns recovered.
+  public let overruns = Atomic<Int>(0)
+  /// Playback underruns recovered.
+  public let underruns = Atomic<Int>(0)
+  /// Frames dropped (positive) or repeated (negative) to follow clock drift.
+  public let driftCorrectedFrames = Atomic<Int>(0)
+  /// Largest playback delay seen, in frames.
+  public let maximumOutputDelay = Atomic<Int>(0)
+
+  public init() {}
+
+  public var xruns: Int { overruns.load(ordering: .relaxed) + underruns.load(ordering: .relaxed) }
+}
