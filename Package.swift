@@ -32,7 +32,7 @@ let package = Package(
     .executableTarget(
       name: "micloop",
       dependencies: [
-        "MicLoopKit",
+        "MicLoopKit", "DuplexIO", "SignalDSP",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),

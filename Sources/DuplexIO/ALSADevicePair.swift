@@ -37,7 +37,7 @@ public final class ALSADevicePair: DuplexBackend {
       capture = device
     }
     if configuration.isOutputEnabled {
-      let device = try PCMDevice(name: configuration.playbackDevice, direction: .playback)
+      let device = try PCMDevice(name: configuration.playbackDevice, direction: .playback, isBlocking: true)
       // Playback follows the capture period so each period goes straight through.
       try device.configure(
         sampleRate: configuration.sampleRate, channelCount: configuration.outputChannelCount,
@@ -76,19 +76,20 @@ public final class ALSADevicePair: DuplexBackend {
 
   public func start() -> Int32 {
     if let playback {
-      // Pre-fill the whole playback buffer with silence: a linked start with
-      // an empty playback buffer would starve it without reporting an xrun.
-      let written = playback.write(silence, frames: playback.bufferFrames)
+      // Pre-fill playback with silence: a linked start with an empty playback
+      // buffer would starve it without reporting an xrun. One period is left
+      // free when there are three or more: plugins that model the buffer as a
+      // ring over a server's queue (pulse) cannot show a whole buffer consumed
+      // at once, since their pointer wraps to where it was.
+      let frames = playback.periodCount >= 3 ? playback.bufferFrames - playback.periodFrames : playback.bufferFrames
+      let written = playback.write(silence, frames: frames)
       if written < 0 { return Int32(written) }
     }
     if let capture {
       let result = capture.start()
       if result < 0 { return result }
-      if !isLinked, let playback {
-        let started = playback.start()
-        if started < 0 { return started }
-      }
-    } else if let playback {
+    }
+    if let playback, !isLinked, !playback.isRunning {
       return playback.start()
     }
     return 0
@@ -98,10 +99,30 @@ public final class ALSADevicePair: DuplexBackend {
     if let capture {
       return waitFor(capture, first: 0, count: captureDescriptorCount, events: Int16(POLLIN))
     }
-    if let playback {
-      return waitFor(playback, first: 0, count: playbackDescriptorCount, events: Int16(POLLOUT))
+    // Output only: the blocking write paces the loop.
+    return playback == nil ? -ENODEV : 0
+  }
+
+  /// Polls a stream for any progress (up to one period's time), or the wake-up.
+  private func waitReady(_ device: PCMDevice, count: Int, events: Int16) -> Int32 {
+    let filled = device.fillDescriptors(descriptors, capacity: count)
+    descriptors[filled] = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+    let timeout = Int32(max(1, periodFrames * 1000 / max(1, device.sampleRate)))
+    let result = poll(descriptors, nfds_t(filled + 1), timeout)
+    if result < 0 { return errno == EINTR ? 0 : -errno }
+    if descriptors[filled].revents & Int16(POLLIN) != 0 {
+      var value: UInt64 = 0
+      _ = Glibc.read(wakeDescriptor, &value, 8)
+      return -EINTR
     }
-    return -ENODEV
+    if result > 0 {
+      let revents = device.events(descriptors, count: filled)
+      if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+        let state = device.avail()
+        return state < 0 ? Int32(state) : -EIO
+      }
+    }
+    return 0
   }
 
   /// Polls one stream's descriptors and the wake-up eventfd.
@@ -139,36 +160,60 @@ public final class ALSADevicePair: DuplexBackend {
 
   public func read(_ destination: UnsafeMutableRawPointer, frames: Int) -> Int {
     guard let capture else { return Int(-ENODEV) }
-    let frameBytes = capture.channelCount * capture.format.byteCount
-    var done = 0
-    while done < frames {
-      let got = capture.read(destination + done * frameBytes, frames: frames - done)
-      if got == Int(-EAGAIN) {
-        let waited = waitFor(
-          capture, first: 0, count: captureDescriptorCount, events: Int16(POLLIN))
-        if waited < 0 { return Int(waited) }
-        continue
-      }
-      if got < 0 { return got }
-      done += got
+    return transfer(capture, frames: frames, descriptorCount: captureDescriptorCount, events: Int16(POLLIN)) {
+      capture.read(destination + $0 * capture.channelCount * capture.format.byteCount, frames: $1)
     }
-    return frames
   }
 
+  /// Playback is written in blocking mode: the wait for room is alsa-lib's
+  /// own, which every plugin supports (pulse's non-blocking path can stall
+  /// for good once its server has queued the whole buffer). A write waits
+  /// at most about one period, so `stop` still ends the loop promptly.
   public func write(_ source: UnsafeRawPointer, frames: Int) -> Int {
     guard let playback else { return Int(-ENODEV) }
     let frameBytes = playback.channelCount * playback.format.byteCount
     var done = 0
     while done < frames {
       let wrote = playback.write(source + done * frameBytes, frames: frames - done)
-      if wrote == Int(-EAGAIN) {
-        let waited = waitFor(
-          playback, first: 0, count: playbackDescriptorCount, events: Int16(POLLOUT))
+      if wrote == Int(-EAGAIN) || wrote == Int(-EINTR) { continue }
+      if wrote < 0 { return wrote }
+      done += wrote
+    }
+    return frames
+  }
+
+  /// Moves `frames` frames through `operation(offset, count)`, taking
+  /// partial transfers when fewer frames are ready than a period (some
+  /// plugins, pulse among them, round their fill level) and waiting on the
+  /// stream's descriptors when nothing is ready. A second with no progress
+  /// means the device has stalled (-EIO).
+  @inline(__always)
+  private func transfer(
+    _ device: PCMDevice, frames: Int, descriptorCount: Int, events: Int16, _ operation: (Int, Int) -> Int
+  ) -> Int {
+    var done = 0
+    var stalledSince: UInt64 = 0
+    while done < frames {
+      var moved = operation(done, frames - done)
+      if moved == Int(-EAGAIN) {
+        let ready = device.avail()
+        if ready < 0 { return ready }
+        if ready > 0 { moved = operation(done, min(ready, frames - done)) }
+      }
+      if moved == Int(-EAGAIN) || moved == 0 {
+        let now = MonotonicClock.now()
+        if stalledSince == 0 {
+          stalledSince = now
+        } else if now - stalledSince > 1_000_000_000 {
+          return Int(-EIO)
+        }
+        let waited = waitReady(device, count: descriptorCount, events: events)
         if waited < 0 { return Int(waited) }
         continue
       }
-      if wrote < 0 { return wrote }
-      done += wrote
+      if moved < 0 { return moved }
+      stalledSince = 0
+      done += moved
     }
     return frames
   }
@@ -176,7 +221,7 @@ public final class ALSADevicePair: DuplexBackend {
   public func recover() -> Int32 {
     for device in [capture, playback] {
       guard let device else { continue }
-      _ = device.drop()
+      if device.state != SND_PCM_STATE_XRUN { _ = device.drop() }
       var result = device.prepare()
       if result == -ESTRPIPE { result = device.resume() }
       if result < 0 { return result }
@@ -214,3 +259,4 @@ public final class ALSADevicePair: DuplexBackend {
     wakeDescriptor = -1
   }
 }
+

@@ -166,6 +166,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     let outputSamples = period * granted.outputChannelCount
     var sampleTime: Int64 = 0
     var flags: IOFlags = []
+    let settlingFrames = Int64(configuration.settlingTime * Double(granted.sampleRate))
     var drift = DriftTracker(
       period: period, target: period * granted.outputPeriodCount, isActive: hasInput && hasOutput)
     while !stopRequested.load(ordering: .acquiring) {
@@ -179,7 +180,11 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
         let got = backend.read(captureRaw, frames: period)
         if got == Int(-EINTR) { continue }
         if got == Int(-EPIPE) || got == Int(-ESTRPIPE) {
-          statistics.overruns.add(1, ordering: .relaxed)
+          if sampleTime < settlingFrames {
+            statistics.settlingXruns.add(1, ordering: .relaxed)
+          } else {
+            statistics.overruns.add(1, ordering: .relaxed)
+          }
           flags.insert(.inputOverrun)
           if !restart() { return }
           continue
@@ -232,7 +237,11 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
         let written = backend.write(playbackRaw, frames: frames)
         if written == Int(-EINTR) { continue }
         if written == Int(-EPIPE) || written == Int(-ESTRPIPE) {
-          statistics.underruns.add(1, ordering: .relaxed)
+          if sampleTime < settlingFrames {
+            statistics.settlingXruns.add(1, ordering: .relaxed)
+          } else {
+            statistics.underruns.add(1, ordering: .relaxed)
+          }
           if !restart() { return }
           flags = [.outputUnderrun]
           sampleTime += Int64(period)

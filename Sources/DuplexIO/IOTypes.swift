@@ -63,6 +63,10 @@ public struct DuplexConfiguration: Sendable, Equatable {
   public var periodFrames = 256
   /// Preferred periods per buffer.
   public var periodCount = 2
+  /// Seconds after start during which xruns are recovered and counted as
+  /// settling, not as overruns/underruns: sound servers (pulse) report an
+  /// underflow while their sink first fills its own queue.
+  public var settlingTime = 0.25
   public var alsa = ALSA()
 
   public init() {}
@@ -117,6 +121,8 @@ public final class IOStatistics: Sendable {
   public let overruns = Atomic<Int>(0)
   /// Playback underruns recovered.
   public let underruns = Atomic<Int>(0)
+  /// Xruns recovered while the streams settled just after start.
+  public let settlingXruns = Atomic<Int>(0)
   /// Frames dropped (positive) or repeated (negative) to follow clock drift.
   public let driftCorrectedFrames = Atomic<Int>(0)
   /// Largest playback delay seen, in frames.

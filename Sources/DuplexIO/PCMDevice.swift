@@ -24,12 +24,13 @@ final class PCMDevice {
   private(set) var periodCount = 0
   private(set) var bufferFrames = 0
 
-  init(name: String, direction: Direction) throws(ALSAError) {
+  /// Opens `name`; non-blocking unless `isBlocking`.
+  init(name: String, direction: Direction, isBlocking: Bool = false) throws(ALSAError) {
     self.name = name
     self.direction = direction
     var pcm: OpaquePointer?
     let stream = direction == .capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
-    let result = snd_pcm_open(&pcm, name, stream, SND_PCM_NONBLOCK)
+    let result = snd_pcm_open(&pcm, name, stream, isBlocking ? 0 : SND_PCM_NONBLOCK)
     guard result >= 0, let pcm else {
       throw ALSAError(operation: "open", device: name, code: result)
     }
@@ -120,8 +121,11 @@ final class PCMDevice {
     try check(snd_pcm_sw_params_current(handle, sw), "read the software parameters of")
     var boundary: snd_pcm_uframes_t = 0
     snd_pcm_sw_params_get_boundary(sw, &boundary)
-    try check(
-      snd_pcm_sw_params_set_start_threshold(handle, sw, boundary), "set the start threshold of")
+    // Capture starts explicitly; playback starts by itself once pre-filled
+    // (so it never runs before it has data).
+    let prefill = grantedBuffer - (periodCount >= 3 ? grantedPeriod : 0)
+    let startThreshold = self.direction == .capture ? boundary : prefill
+    try check(snd_pcm_sw_params_set_start_threshold(handle, sw, startThreshold), "set the start threshold of")
     try check(
       snd_pcm_sw_params_set_stop_threshold(handle, sw, grantedBuffer), "set the stop threshold of")
     try check(snd_pcm_sw_params_set_avail_min(handle, sw, grantedPeriod), "set avail_min of")
@@ -167,13 +171,11 @@ final class PCMDevice {
   /// Blocks until queued playback has been played (control thread only).
   func drain() -> Int32 {
     guard let handle else { return -EBADFD }
-    snd_pcm_nonblock(handle, 0)
-    defer { snd_pcm_nonblock(handle, 1) }
     return snd_pcm_drain(handle)
   }
 
   /// Frames ready to read or room to write, or a negative errno.
-  func avail() -> Int { handle.map { Int(snd_pcm_avail_update($0)) } ?? Int(-EBADFD) }
+  func avail() -> Int { handle.map { Int(snd_pcm_avail($0)) } ?? Int(-EBADFD) }
 
   /// Frames queued between the application and the converter (the delay).
   func delay() -> Int {

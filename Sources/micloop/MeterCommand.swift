@@ -8,9 +8,9 @@ struct TalkOptions: ParsableArguments {
   var attack = Seconds(TalkDetectorSettings().attackTime)
   @Option(help: "Envelope release time (e.g. 40ms).")
   var release = Seconds(TalkDetectorSettings().releaseTime)
-  @Option(help: "Talk starts this many dB above the noise floor (dBFS with --absolute).")
+  @Option(parsing: .unconditional, help: "Talk starts this many dB above the noise floor (dBFS with --absolute).")
   var open = TalkDetectorSettings().openThreshold
-  @Option(help: "Talk may end this many dB above the noise floor (dBFS with --absolute).")
+  @Option(parsing: .unconditional, help: "Talk may end this many dB above the noise floor (dBFS with --absolute).")
   var close = TalkDetectorSettings().closeThreshold
   @Option(help: "Time the envelope must stay below --close before talk ends.")
   var hold = Seconds(TalkDetectorSettings().holdTime)

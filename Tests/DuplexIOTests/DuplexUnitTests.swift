@@ -46,6 +46,7 @@ func duplexConfiguration() -> DuplexConfiguration {
   var configuration = DuplexConfiguration()
   configuration.isInputEnabled = true
   configuration.alsa.usesRealtimePriority = false
+  configuration.settlingTime = 0
   return configuration
 }
 

@@ -1,0 +1,24 @@
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Set by SIGINT/SIGTERM; live jobs poll it and stop cleanly.
+public let interruptRequested = Atomic<Bool>(false)
+
+/// Turns Ctrl-C and SIGTERM into a request to stop (control thread).
+public enum SignalTrap {
+  /// Installs the handlers; a second Ctrl-C still ends the process at once.
+  public static func install() {
+    let handler: @convention(c) (Int32) -> Void = { signal in
+      if interruptRequested.exchange(true, ordering: .relaxed) {
+        // Second request: stop now (the recording's header is already valid).
+        _exit(130)
+      }
+    }
+    signal(SIGINT, handler)
+    signal(SIGTERM, handler)
+    signal(SIGPIPE, SIG_IGN)
+  }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import DuplexIO
+
+/// ALSA device options, as aplay/arecord spell them.
+struct DeviceOptions: ParsableArguments {
+  @Option(name: [.customShort("D"), .long], help: "ALSA device for capture and playback (default, hw:1,0, plughw:1, pulse, pulse:NAME …).")
+  var device: String?
+  @Option(help: "ALSA capture device (overrides --device).")
+  var capture: String?
+  @Option(help: "ALSA playback device (overrides --device).")
+  var playback: String?
+  @Option(help: "Sample rate in Hz.")
+  var rate = 48_000
+  @Option(help: "Channels.")
+  var channels = 1
+  @Option(help: "Frames per period (the device may grant another size).")
+  var period = 256
+  @Option(help: "Periods per buffer.")
+  var periods = 2
+  @Option(help: "Device sample format: s16, s24, s24_3, s32 or float (default: the most precise offered).")
+  var format: SampleFormat?
+  @Flag(help: "Lock memory (mlockall) so the audio thread never waits for a page fault.")
+  var lockMemory = false
+
+  func validate() throws {
+    guard (1_000...768_000).contains(rate) else {
+      throw ValidationError("--rate \(rate) is not a sample rate; use for example 44100 or 48000")
+    }
+    guard (1...64).contains(channels) else { throw ValidationError("--channels must be between 1 and 64") }
+    guard (16...65_536).contains(period) else { throw ValidationError("--period must be 16 to 65536 frames") }
+    guard (2...64).contains(periods) else { throw ValidationError("--periods must be 2 to 64") }
+  }
+
+  var captureDevice: String { capture ?? device ?? "default" }
+  var playbackDevice: String { playback ?? device ?? "default" }
+
+  /// A configuration with these devices; inputs and outputs as asked.
+  func configuration(input: Bool, output: Bool) -> DuplexConfiguration {
+    var configuration = DuplexConfiguration()
+    configuration.captureDevice = captureDevice
+    configuration.playbackDevice = playbackDevice
+    configuration.isInputEnabled = input
+    configuration.isOutputEnabled = output
+    configuration.sampleRate = rate
+    configuration.inputChannelCount = channels
+    configuration.outputChannelCount = channels
+    configuration.periodFrames = period
+    configuration.periodCount = periods
+    configuration.alsa.format = format
+    configuration.alsa.locksMemory = lockMemory
+    return configuration
+  }
+}
+
+extension SampleFormat: ExpressibleByArgument {}

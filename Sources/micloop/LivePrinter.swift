@@ -1,0 +1,71 @@
+import MicLoopKit
+import SignalDSP
+
+/// Prints what a live job reports: a meter line redrawn in place on a
+/// terminal, plain lines otherwise, or JSON Lines. Control thread.
+final class LivePrinter {
+  enum Mode { case terminal, lines, json }
+  let mode: Mode
+  private var view = LiveMeterView()
+  private var segments = [(start: Double, end: Double)]()
+  private var openStart: Double?
+  private let human = HumanMeterFormat()
+  private var lastReading: LevelReading?
+  private var status = ""
+  private var drewLine = false
+
+  init(json: Bool) {
+    mode = json ? .json : (StandardOutput.isTerminal ? .terminal : .lines)
+  }
+
+  /// Extra text at the end of the terminal line (gain, mute).
+  func setStatus(_ text: String) {
+    status = text
+    if mode == .terminal, let reading = lastReading { redraw(reading) }
+  }
+
+  func show(_ event: MeterEvent) {
+    switch (mode, event) {
+    case (.json, _):
+      StandardOutput.write(JSONLines.line(for: event), flush: true)
+    case (.terminal, .level(let reading)):
+      lastReading = reading
+      redraw(reading)
+    case (.lines, .level(let reading)):
+      StandardOutput.write(human.line(for: reading), flush: true)
+    case (_, .talkStart(let time)):
+      openStart = time
+    case (_, .talkEnd(let time)):
+      segments.append((openStart ?? time, time))
+      openStart = nil
+    case (_, .summary(let summary)):
+      endLine()
+      for line in human.summaryLines(summary, segments: segments) { StandardOutput.write(line) }
+      StandardOutput.flush()
+    }
+  }
+
+  func xrun(_ bus: LiveSession.Bus, time: Double) {
+    if mode == .json {
+      StandardOutput.write(
+        "{\"event\":\"xrun\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"bus\":\"\(bus.rawValue)\"}",
+        flush: true)
+    } else {
+      endLine()
+      StandardOutput.write("xrun (\(bus == .input ? "capture overrun" : "playback underrun")) at \(DecimalFormatting.fixed(time, places: 2)) s", flush: true)
+    }
+  }
+
+  /// Finishes the redrawn line so later output starts on its own line.
+  func endLine() {
+    if drewLine {
+      StandardOutput.writeRaw("\n")
+      drewLine = false
+    }
+  }
+
+  private func redraw(_ reading: LevelReading) {
+    StandardOutput.writeRaw("\r\u{1B}[2K" + view.line(for: reading, status: status))
+    drewLine = true
+  }
+}
