@@ -106,10 +106,16 @@ public struct GrantedConfiguration: Sendable, Equatable {
     self.isLinked = isLinked
   }
 
-  /// Frames of buffering in the loop: one capture period plus the playback buffer.
+  /// Frames of playback queued after the start (all periods, or one fewer
+  /// when there are three or more; see `ALSADevicePair.start`).
+  public var outputPrefillFrames: Int {
+    guard outputFormat != nil else { return 0 }
+    return periodFrames * (outputPeriodCount >= 3 ? outputPeriodCount - 1 : outputPeriodCount)
+  }
+
+  /// Frames of buffering in the loop: one capture period plus the playback pre-fill.
   public var loopBufferFrames: Int {
-    (inputFormat != nil ? periodFrames : 0)
-      + (outputFormat != nil ? periodFrames * outputPeriodCount : 0)
+    (inputFormat != nil ? periodFrames : 0) + outputPrefillFrames
   }
 }
 

@@ -28,6 +28,7 @@ final class PCMDevice {
   init(name: String, direction: Direction, isBlocking: Bool = false) throws(ALSAError) {
     self.name = name
     self.direction = direction
+    micloop_silence_alsa_diagnostics()
     var pcm: OpaquePointer?
     let stream = direction == .capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
     let result = snd_pcm_open(&pcm, name, stream, isBlocking ? 0 : SND_PCM_NONBLOCK)

@@ -54,11 +54,14 @@ struct Meter: ParsableCommand {
   @Option(
     name: [.short, .long], help: "Audio file to meter (WAV, FLAC, OGG …); - reads a WAV from stdin."
   )
-  var input: String
+  var input: String?
+  @OptionGroup(title: "Devices (without --input: meter live from the capture device)") var devices: DeviceOptions
+  @Option(help: "Live: stop after this long (e.g. 30, 30s, 1500ms).")
+  var duration: Seconds?
   @Flag(help: "Print JSON Lines instead of text.")
   var json = false
-  @Option(help: "Time between level readings.")
-  var interval = Seconds(0.1)
+  @Option(help: "Time between level readings (default 0.1s; 0.05s for the live terminal meter).")
+  var interval: Seconds?
   @Option(help: "Meter only this channel (1 = first); default: every channel, report the loudest.")
   var channel: Int?
   @Flag(help: "Report RMS with the AES17 convention (full-scale sine = 0 dB RMS).")
@@ -66,20 +69,43 @@ struct Meter: ParsableCommand {
   @OptionGroup(title: "Talk detection")
   var talk: TalkOptions
 
+  /// Meters the capture device live until Ctrl-C or --duration.
+  func runLive() throws {
+    var meterSettings = MeterSettings()
+    meterSettings.talk = talk.settings
+    meterSettings.rmsConvention = aes17 ? .aes17 : .sox
+    meterSettings.interval = interval?.value ?? (StandardOutput.isTerminal && !json ? 0.05 : 0.1)
+    if let channel {
+      guard channel <= devices.channels else {
+        throw CommandFailure(message: "--channel \(channel): capturing \(devices.channels) channel(s); raise --channels or pick 1 to \(devices.channels)")
+      }
+      meterSettings.channel = channel - 1
+    }
+    var settings = LiveSettings()
+    settings.meter = meterSettings
+    try LiveRunner.run(
+      configuration: devices.configuration(input: true, output: false), settings: settings, record: nil,
+      duration: duration?.value, json: json, showsMeter: true, acceptsKeys: true)
+  }
+
   func validate() throws {
-    guard interval.value >= 0.001 else { throw ValidationError("--interval must be at least 1ms") }
+    if let interval, interval.value < 0.001 { throw ValidationError("--interval must be at least 1ms") }
+    if input != nil && (devices.device != nil || devices.capture != nil) {
+      throw ValidationError("use either --input FILE or -D DEVICE, not both")
+    }
     if let channel, channel < 1 {
       throw ValidationError("--channel counts from 1; use --channel 1 for the first channel")
     }
   }
 
   func run() throws {
+    guard let input else { return try runLive() }
     let reader: AudioFileReader
     do { reader = try AudioFileReader(path: input) } catch {
       throw CommandFailure(message: error.description)
     }
     var settings = MeterSettings()
-    settings.interval = interval.value
+    settings.interval = interval?.value ?? 0.1
     settings.talk = talk.settings
     settings.rmsConvention = aes17 ? .aes17 : .sox
     if let channel {

@@ -1,0 +1,126 @@
+import DuplexIO
+import SignalDSP
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Measures the round-trip latency of a playback→capture loop, as
+/// `jack_iodelay` or `alsabat --roundtriplatency` do: it plays a short
+/// chirp a few times, records the capture, and finds each chirp in the
+/// recording by cross-correlation. The callbacks run on the audio thread
+/// and only copy into buffers made in `init`; `result` runs on the control
+/// thread after the unit has stopped.
+public final class LatencyProbe: DuplexClient, @unchecked Sendable {
+  /// What was found.
+  public struct Measurement: Sendable {
+    /// Frames from a sample leaving the render callback to it arriving in the input callback.
+    public var roundTripFrames: Int
+    public var sampleRate: Int
+    /// How well the chirp came back (normalised correlation, 0–1).
+    public var confidence: Double
+    /// Each burst's own measurement, in frames.
+    public var burstFrames: [Int]
+
+    public var roundTripSeconds: Double { Double(roundTripFrames) / Double(sampleRate) }
+  }
+
+  public let sampleRate: Int
+  /// Frames the probe runs for.
+  public let totalFrames: Int
+  /// Whether the capture buffer is full (the probe is done).
+  public let isDone = Atomic<Bool>(false)
+  private let chirp: [Float]
+  private let burstStarts: [Int]
+  private let captured: UnsafeMutableBufferPointer<Float>
+  private let inputBuffer: UnsafeMutableBufferPointer<Float>
+  private let channelCount: Int
+
+  /// - Parameters:
+  ///   - bursts: how many chirps to play, one a second.
+  ///   - level: chirp level in dBFS.
+  public init(sampleRate: Int, channelCount: Int, maximumPeriod: Int, bursts: Int = 3, level: Double = -12) {
+    self.sampleRate = sampleRate
+    self.channelCount = channelCount
+    // 50 ms linear chirp from 300 Hz to 3 kHz with raised-cosine edges.
+    let length = sampleRate / 20
+    let amplitude = Decibels.amplitude(level)
+    chirp = (0..<length).map { n in
+      let t = Double(n) / Double(sampleRate)
+      let duration = Double(length) / Double(sampleRate)
+      let phase = 2 * Double.pi * (300 * t + (3000 - 300) * t * t / (2 * duration))
+      let edge = min(1, Double(min(n, length - 1 - n)) / Double(length / 10))
+      let window = 0.5 - 0.5 * cos(Double.pi * edge)
+      return Float(amplitude * window * sin(phase))
+    }
+    burstStarts = (0..<bursts).map { sampleRate / 2 + $0 * sampleRate }
+    totalFrames = sampleRate / 2 + bursts * sampleRate + sampleRate / 2
+    captured = .allocate(capacity: totalFrames)
+    captured.initialize(repeating: 0)
+    inputBuffer = .allocate(capacity: maximumPeriod * channelCount)
+    inputBuffer.initialize(repeating: 0)
+  }
+
+  deinit {
+    captured.deallocate()
+    inputBuffer.deallocate()
+  }
+
+  public func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
+    input.render(into: inputBuffer.baseAddress!)
+    let start = Int(timeStamp.sampleTime)
+    let channels = input.channelCount
+    for frame in 0..<input.frameCount where start + frame < totalFrames {
+      captured[start + frame] = inputBuffer[frame * channels]
+    }
+    if start + input.frameCount >= totalFrames { isDone.store(true, ordering: .releasing) }
+  }
+
+  public func renderOutput(
+    _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp, flags: IOFlags,
+    isSilence: inout Bool
+  ) {
+    let start = Int(timeStamp.sampleTime)
+    let channels = output.count / max(1, frameCount)
+    for burst in burstStarts where burst < start + frameCount && burst + chirp.count > start {
+      for frame in 0..<frameCount {
+        let index = start + frame - burst
+        guard index >= 0 && index < chirp.count else { continue }
+        for channel in 0..<channels { output[frame * channels + channel] = chirp[index] }
+        isSilence = false
+      }
+    }
+  }
+
+  /// Finds every burst in the capture; `nil` when nothing came back.
+  public func result() -> Measurement? {
+    let maximumLag = sampleRate * 3 / 4
+    var found = [(lag: Int, score: Double)]()
+    let chirpEnergy = chirp.reduce(0) { $0 + Double($1 * $1) }
+    for burst in burstStarts {
+      var best = (lag: 0, score: 0.0)
+      chirp.withUnsafeBufferPointer { reference in
+        for lag in 0..<maximumLag where burst + lag + reference.count <= totalFrames {
+          var dot: Float = 0
+          var energy: Float = 0
+          let base = captured.baseAddress! + burst + lag
+          for i in 0..<reference.count {
+            dot += reference[i] * base[i]
+            energy += base[i] * base[i]
+          }
+          guard energy > 0 else { continue }
+          let score = Double(dot) / (chirpEnergy * Double(energy)).squareRoot()
+          if score > best.score { best = (lag, score) }
+        }
+      }
+      found.append(best)
+    }
+    let good = found.filter { $0.score > 0.5 }
+    guard !good.isEmpty else { return nil }
+    let lags = good.map(\.lag).sorted()
+    return Measurement(
+      roundTripFrames: lags[lags.count / 2], sampleRate: sampleRate,
+      confidence: good.map(\.score).reduce(0, +) / Double(good.count), burstFrames: found.map(\.lag))
+  }
+}

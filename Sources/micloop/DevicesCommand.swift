@@ -1,0 +1,33 @@
+import ArgumentParser
+import DuplexIO
+import MicLoopKit
+
+/// `micloop devices`: the capture and playback devices, like arecord -L / aplay -L.
+struct Devices: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "List ALSA capture and playback devices (names to use with -D).")
+
+  @Flag(help: "Print JSON Lines, one device per line.")
+  var json = false
+
+  func run() throws {
+    let devices = DeviceCatalog.devices()
+    if json {
+      for device in devices {
+        StandardOutput.write(
+          "{\"event\":\"device\",\"name\":\(JSONLines.quoted(device.name)),\"description\":\(JSONLines.quoted(device.description)),\"capture\":\(device.canCapture),\"playback\":\(device.canPlay)}"
+        )
+      }
+      return
+    }
+    for (title, keep) in [("Capture devices:", \DeviceInfo.canCapture), ("Playback devices:", \DeviceInfo.canPlay)] {
+      StandardOutput.write(title)
+      let listed = devices.filter { $0[keyPath: keep] }
+      if listed.isEmpty { StandardOutput.write("  (none)") }
+      for device in listed {
+        StandardOutput.write("  \(device.name)")
+        for line in device.description.split(separator: "\n") { StandardOutput.write("      \(line)") }
+      }
+    }
+  }
+}

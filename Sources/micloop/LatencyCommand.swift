@@ -1,0 +1,65 @@
+import ArgumentParser
+import DuplexIO
+import MicLoopKit
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `micloop latency`: round-trip latency of a playback→capture loop.
+struct Latency: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Measure the round-trip latency of a playback → capture loop (a cable, or a sink and its monitor).",
+    discussion: "Plays three chirps on --playback and finds them in --capture by cross-correlation.")
+
+  @OptionGroup(title: "Devices") var devices: DeviceOptions
+  @Flag(help: "Print one JSON line.")
+  var json = false
+
+  func run() throws {
+    SignalTrap.install()
+    let configuration = devices.configuration(input: true, output: true)
+    let probe = LatencyProbe(
+      sampleRate: configuration.sampleRate, channelCount: configuration.inputChannelCount,
+      maximumPeriod: max(16_384, configuration.periodFrames * 4))
+    let unit = DuplexUnit(configuration: configuration, client: probe)
+    do {
+      try unit.initialize()
+      try unit.start()
+    } catch { throw CommandFailure(message: error.description) }
+    while unit.isRunning && !probe.isDone.load(ordering: .acquiring) && !interruptRequested.load(ordering: .relaxed) {
+      usleep(20_000)
+    }
+    unit.stop()
+    if let failure = unit.failure { throw CommandFailure(message: failure.description) }
+    if interruptRequested.load(ordering: .relaxed) { return }
+    guard let granted = unit.granted else { return }
+    guard let measurement = probe.result() else {
+      throw CommandFailure(
+        message:
+          "no chirp came back on \(devices.captureDevice); connect \(devices.playbackDevice) to it (a loopback cable, or capture from the sink's .monitor)"
+      )
+    }
+    let rate = Double(granted.sampleRate)
+    let ms = { (frames: Int) in DecimalFormatting.fixed(Double(frames) / rate * 1000, places: 2) }
+    let buffering = granted.loopBufferFrames
+    if json {
+      StandardOutput.write(
+        "{\"event\":\"latency\",\"round_trip_frames\":\(measurement.roundTripFrames),\"round_trip_ms\":\(ms(measurement.roundTripFrames)),\"unit_buffer_frames\":\(buffering),\"unit_buffer_ms\":\(ms(buffering)),\"period_frames\":\(granted.periodFrames),\"periods\":\(granted.outputPeriodCount),\"confidence\":\(DecimalFormatting.fixed(measurement.confidence, places: 3)),\"bursts\":[\(measurement.burstFrames.map(String.init).joined(separator: ","))]}"
+      )
+    } else {
+      StandardOutput.write(
+        "Round trip: \(measurement.roundTripFrames) frames = \(ms(measurement.roundTripFrames)) ms at \(granted.sampleRate) Hz (confidence \(DecimalFormatting.fixed(measurement.confidence, places: 2)))"
+      )
+      StandardOutput.write(
+        "micloop's own buffering: \(buffering) frames = \(ms(buffering)) ms (capture period \(granted.periodFrames) + playback pre-fill \(granted.outputPrefillFrames))"
+      )
+      let outside = measurement.roundTripFrames - buffering
+      StandardOutput.write(
+        outside >= 0
+          ? "Outside micloop (driver, server, converters, cable): \(outside) frames = \(ms(outside)) ms"
+          : "The loop is \(-outside) frames (\(ms(-outside)) ms) shorter than micloop's buffering: the device drains playback ahead of real time (sound servers do)"
+      )
+    }
+  }
+}
