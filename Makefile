@@ -36,6 +36,10 @@ unit-test: setup
 talk-eval: build
 	python3 Scripts/talk_eval.py --micloop $(RELEASE_BIN) --check
 
+## demo: micloop loopback --meter live on virtual devices (no sound card needed)
+demo: build
+	bash Scripts/demo.sh
+
 ## bench: side-by-side speed against sox, multimon-ng, spandsp and alsaloop
 bench: build
 	bash Bench/run.sh
