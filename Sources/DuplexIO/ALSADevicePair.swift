@@ -37,7 +37,8 @@ public final class ALSADevicePair: DuplexBackend {
       capture = device
     }
     if configuration.isOutputEnabled {
-      let device = try PCMDevice(name: configuration.playbackDevice, direction: .playback, isBlocking: true)
+      let device = try PCMDevice(
+        name: configuration.playbackDevice, direction: .playback, isBlocking: true)
       // Playback follows the capture period so each period goes straight through.
       try device.configure(
         sampleRate: configuration.sampleRate, channelCount: configuration.outputChannelCount,
@@ -75,19 +76,21 @@ public final class ALSADevicePair: DuplexBackend {
   }
 
   public func start() -> Int32 {
+    if let capture {
+      let result = capture.start()
+      if result < 0 { return result }
+    }
     if let playback {
       // Pre-fill playback with silence: a linked start with an empty playback
       // buffer would starve it without reporting an xrun. One period is left
       // free when there are three or more: plugins that model the buffer as a
       // ring over a server's queue (pulse) cannot show a whole buffer consumed
       // at once, since their pointer wraps to where it was.
-      let frames = playback.periodCount >= 3 ? playback.bufferFrames - playback.periodFrames : playback.bufferFrames
+      let frames =
+        playback.periodCount >= 3
+        ? playback.bufferFrames - playback.periodFrames : playback.bufferFrames
       let written = playback.write(silence, frames: frames)
       if written < 0 { return Int32(written) }
-    }
-    if let capture {
-      let result = capture.start()
-      if result < 0 { return result }
     }
     if let playback, !isLinked, !playback.isRunning {
       return playback.start()
@@ -125,25 +128,28 @@ public final class ALSADevicePair: DuplexBackend {
     return 0
   }
 
-  /// Polls one stream's descriptors and the wake-up eventfd.
+  /// Polls one stream's descriptors and the wake-up eventfd until a period
+  /// is ready; never spins without bound. A sound server may hold back the
+  /// first data of an idle source for a second or more, so only five
+  /// seconds without any mean the device has stalled for good (-EIO); a
+  /// server that has gone is reported at once by the plugin itself.
   private func waitFor(_ device: PCMDevice, first: Int, count: Int, events: Int16) -> Int32 {
-    // A stream that is ready already needs no poll.
-    let available = device.avail()
-    if available < 0 { return Int32(available) }
-    if available >= periodFrames { return 0 }
-    let filled = device.fillDescriptors(descriptors, capacity: count)
-    descriptors[filled] = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+    let deadline = MonotonicClock.now() + 5_000_000_000
     while true {
-      let result = poll(descriptors, nfds_t(filled + 1), 1_000)
+      let available = device.avail()
+      if available < 0 { return Int32(available) }
+      if available >= periodFrames { return 0 }
+      let now = MonotonicClock.now()
+      if now >= deadline { return -EIO }
+      let filled = device.fillDescriptors(descriptors, capacity: count)
+      descriptors[filled] = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+      let timeout = Int32(min(1_000, (deadline - now) / 1_000_000 + 1))
+      let result = poll(descriptors, nfds_t(filled + 1), timeout)
       if result < 0 {
         if errno == EINTR { continue }
         return -errno
       }
-      if result == 0 {
-        // A second without a period: the device or its server has stalled.
-        let available = device.avail()
-        return available < 0 ? Int32(available) : -EIO
-      }
+      if result == 0 { continue }
       if descriptors[filled].revents & Int16(POLLIN) != 0 {
         var value: UInt64 = 0
         _ = Glibc.read(wakeDescriptor, &value, 8)
@@ -154,13 +160,18 @@ public final class ALSADevicePair: DuplexBackend {
         let state = device.avail()
         return state < 0 ? Int32(state) : -EIO
       }
-      if revents & events != 0 { return 0 }
+      if revents & events == 0 {
+        // Woken with nothing ready (a plugin's wake-up pipe): do not spin.
+        usleep(500)
+      }
     }
   }
 
   public func read(_ destination: UnsafeMutableRawPointer, frames: Int) -> Int {
     guard let capture else { return Int(-ENODEV) }
-    return transfer(capture, frames: frames, descriptorCount: captureDescriptorCount, events: Int16(POLLIN)) {
+    return transfer(
+      capture, frames: frames, descriptorCount: captureDescriptorCount, events: Int16(POLLIN)
+    ) {
       capture.read(destination + $0 * capture.channelCount * capture.format.byteCount, frames: $1)
     }
   }
@@ -189,7 +200,8 @@ public final class ALSADevicePair: DuplexBackend {
   /// means the device has stalled (-EIO).
   @inline(__always)
   private func transfer(
-    _ device: PCMDevice, frames: Int, descriptorCount: Int, events: Int16, _ operation: (Int, Int) -> Int
+    _ device: PCMDevice, frames: Int, descriptorCount: Int, events: Int16,
+    _ operation: (Int, Int) -> Int
   ) -> Int {
     var done = 0
     var stalledSince: UInt64 = 0
@@ -259,4 +271,3 @@ public final class ALSADevicePair: DuplexBackend {
     wakeDescriptor = -1
   }
 }
-

@@ -34,7 +34,8 @@ public enum DeviceCatalog {
       let direction = value("IOID")
       devices.append(
         DeviceInfo(
-          name: name, description: value("DESC") ?? "", canCapture: direction == nil || direction == "Input",
+          name: name, description: value("DESC") ?? "",
+          canCapture: direction == nil || direction == "Input",
           canPlay: direction == nil || direction == "Output"))
     }
     return devices

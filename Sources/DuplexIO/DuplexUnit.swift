@@ -28,6 +28,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
 
   private let stopRequested = Atomic<Bool>(false)
   private let running = Atomic<Bool>(false)
+  private let halted = Atomic<Bool>(true)
   private let failureCode = Atomic<Int32>(0)
   private let failureOperation = Atomic<Int>(0)
   private var thread: RealtimeThread?
@@ -78,6 +79,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     if result < 0 { throw ALSAError(operation: "start", device: deviceNames, code: result) }
     if configuration.alsa.locksMemory { _ = lockMemory() }
     running.store(true, ordering: .releasing)
+    halted.store(false, ordering: .releasing)
     do {
       let priority =
         configuration.alsa.usesRealtimePriority ? configuration.alsa.realtimePriority : nil
@@ -85,36 +87,52 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       isRealtime = thread?.isRealtime ?? false
     } catch {
       running.store(false, ordering: .releasing)
+      halted.store(true, ordering: .releasing)
       backend.halt()
       throw error
     }
   }
 
   /// Stops the audio thread and the devices; returns within about a period.
+  ///
+  /// A driver that hangs while halting (the PulseAudio plugin can deadlock
+  /// when its server dies) is abandoned after `haltTimeout`: the thread is
+  /// detached, the devices are left open, and `isWedged` becomes true.
   public func stop() {
     guard let thread else { return }
     stopRequested.store(true, ordering: .releasing)
     backend.wake()
-    thread.join()
+    let deadline = MonotonicClock.now() + UInt64(Self.haltTimeout * 1e9)
+    while !halted.load(ordering: .acquiring) && MonotonicClock.now() < deadline {
+      usleep(1_000)
+    }
+    if halted.load(ordering: .acquiring) {
+      thread.join()
+    } else {
+      thread.detach()
+      isWedged = true
+    }
     self.thread = nil
   }
 
   /// Lets queued playback finish, then stops (for commands that play).
   public func stopAfterDrain() {
-    guard let thread else { return }
-    stopRequested.store(true, ordering: .releasing)
-    backend.wake()
-    thread.join()
-    self.thread = nil
-    backend.drain()
+    stop()
+    if !isWedged { backend.drain() }
   }
 
   /// Releases the devices and buffers' contents.
   public func uninitialize() {
-    guard granted != nil else { return }
+    guard granted != nil, !isWedged else { return }
     backend.close()
     granted = nil
   }
+
+  /// Seconds `stop` waits for the devices to halt before abandoning them.
+  public static var haltTimeout: Double { 2 }
+
+  /// Whether a device hung while halting and was abandoned by `stop`.
+  public private(set) var isWedged = false
 
   /// Whether the audio loop is running.
   public var isRunning: Bool { running.load(ordering: .acquiring) }
@@ -157,8 +175,10 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
 
   private func runLoop(_ granted: GrantedConfiguration) {
     defer {
-      backend.halt()
+      // Tell the control thread first: halting a dead device may hang.
       running.store(false, ordering: .releasing)
+      backend.halt()
+      halted.store(true, ordering: .releasing)
     }
     let period = granted.periodFrames
     let hasInput = granted.inputFormat != nil
@@ -167,11 +187,21 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     var sampleTime: Int64 = 0
     var flags: IOFlags = []
     let settlingFrames = Int64(configuration.settlingTime * Double(granted.sampleRate))
-    var drift = DriftTracker(
-      period: period, target: period * granted.outputPeriodCount, isActive: hasInput && hasOutput)
+    var drift = DriftTracker(period: period, isActive: hasInput && hasOutput)
     while !stopRequested.load(ordering: .acquiring) {
       let waited = backend.waitForPeriod()
       if waited == -EINTR { continue }
+      if waited == -EPIPE {
+        // The stream stalled: recover as from an overrun.
+        if sampleTime < settlingFrames {
+          statistics.settlingXruns.add(1, ordering: .relaxed)
+        } else {
+          statistics.overruns.add(1, ordering: .relaxed)
+        }
+        flags.insert(.inputOverrun)
+        if !restart() { return }
+        continue
+      }
       if waited < 0 {
         fail(waited, .wait)
         return
@@ -284,19 +314,20 @@ extension DuplexUnit where Backend == ALSADevicePair {
 
 /// Watches the playback delay of a capture→playback loop and asks for a
 /// few frames to be dropped or repeated when two device clocks drift apart,
-/// so latency neither grows nor shrinks into xruns. Audio thread.
+/// so latency neither grows nor shrinks into xruns. The first steady mean
+/// delay is the reference, so a constant offset (a sound server's own
+/// queue) is never "corrected". Audio thread.
 struct DriftTracker {
   let period: Int
-  let target: Int
   let isActive: Bool
+  private var reference: Int?
   private var sum = 0
   private var count = 0
   private var pending = 0
   private var settled = 0
 
-  init(period: Int, target: Int, isActive: Bool) {
+  init(period: Int, isActive: Bool) {
     self.period = period
-    self.target = target
     self.isActive = isActive
   }
 
@@ -311,9 +342,14 @@ struct DriftTracker {
     sum += delay
     count += 1
     guard count == 64 else { return }
-    let error = sum / count - target
+    let mean = sum / count
     sum = 0
     count = 0
+    guard let reference else {
+      self.reference = mean
+      return
+    }
+    let error = mean - reference
     if abs(error) > period {
       // Positive: too much queued, drop frames; negative: repeat frames.
       let step = min(abs(error) - period / 2, period / 2)

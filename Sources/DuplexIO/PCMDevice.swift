@@ -126,7 +126,9 @@ final class PCMDevice {
     // (so it never runs before it has data).
     let prefill = grantedBuffer - (periodCount >= 3 ? grantedPeriod : 0)
     let startThreshold = self.direction == .capture ? boundary : prefill
-    try check(snd_pcm_sw_params_set_start_threshold(handle, sw, startThreshold), "set the start threshold of")
+    try check(
+      snd_pcm_sw_params_set_start_threshold(handle, sw, startThreshold),
+      "set the start threshold of")
     try check(
       snd_pcm_sw_params_set_stop_threshold(handle, sw, grantedBuffer), "set the stop threshold of")
     try check(snd_pcm_sw_params_set_avail_min(handle, sw, grantedPeriod), "set avail_min of")

@@ -55,6 +55,13 @@ final class RealtimeThread {
     isJoined = true
   }
 
+  /// Lets the thread run on unjoined (it is stuck in a driver and cannot be waited for).
+  func detach() {
+    guard !isJoined else { return }
+    pthread_detach(thread)
+    isJoined = true
+  }
+
   deinit { join() }
 }
 

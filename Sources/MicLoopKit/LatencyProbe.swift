@@ -40,7 +40,9 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
   /// - Parameters:
   ///   - bursts: how many chirps to play, one a second.
   ///   - level: chirp level in dBFS.
-  public init(sampleRate: Int, channelCount: Int, maximumPeriod: Int, bursts: Int = 3, level: Double = -12) {
+  public init(
+    sampleRate: Int, channelCount: Int, maximumPeriod: Int, bursts: Int = 3, level: Double = -12
+  ) {
     self.sampleRate = sampleRate
     self.channelCount = channelCount
     // 50 ms linear chirp from 300 Hz to 3 kHz with raised-cosine edges.
@@ -78,7 +80,8 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
   }
 
   public func renderOutput(
-    _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp, flags: IOFlags,
+    _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp,
+    flags: IOFlags,
     isSilence: inout Bool
   ) {
     let start = Int(timeStamp.sampleTime)
@@ -121,6 +124,7 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
     let lags = good.map(\.lag).sorted()
     return Measurement(
       roundTripFrames: lags[lags.count / 2], sampleRate: sampleRate,
-      confidence: good.map(\.score).reduce(0, +) / Double(good.count), burstFrames: found.map(\.lag))
+      confidence: good.map(\.score).reduce(0, +) / Double(good.count), burstFrames: found.map(\.lag)
+    )
   }
 }

@@ -11,7 +11,9 @@ public struct LiveMeterView {
 
   /// The line for a reading (without the carriage return).
   public mutating func line(for reading: LevelReading, status: String = "") -> String {
-    if let peak = reading.peakDecibels, peak >= heldPeak ?? -.infinity || reading.time - heldAt > peakHoldTime {
+    if let peak = reading.peakDecibels,
+      peak >= heldPeak ?? -.infinity || reading.time - heldAt > peakHoldTime
+    {
       heldPeak = peak
       heldAt = reading.time
     } else if reading.peakDecibels == nil && reading.time - heldAt > peakHoldTime {

@@ -18,10 +18,12 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
     switch event {
     case .level(let reading):
       self.init(
-        kind: .level, time: reading.time, peak: reading.peakDecibels ?? .nan, rms: reading.rmsDecibels ?? .nan,
+        kind: .level, time: reading.time, peak: reading.peakDecibels ?? .nan,
+        rms: reading.rmsDecibels ?? .nan,
         envelope: reading.envelopeDecibels ?? .nan, isTalking: reading.isTalking)
     case .talkStart(let time):
-      self.init(kind: .talkStart, time: time, peak: .nan, rms: .nan, envelope: .nan, isTalking: true)
+      self.init(
+        kind: .talkStart, time: time, peak: .nan, rms: .nan, envelope: .nan, isTalking: true)
     case .talkEnd(let time):
       self.init(kind: .talkEnd, time: time, peak: .nan, rms: .nan, envelope: .nan, isTalking: false)
     case .summary:
@@ -45,7 +47,8 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
     case .level:
       return .level(
         LevelReading(
-          time: time, peakDecibels: level(peak), rmsDecibels: level(rms), envelopeDecibels: level(envelope),
+          time: time, peakDecibels: level(peak), rmsDecibels: level(rms),
+          envelopeDecibels: level(envelope),
           isTalking: isTalking))
     case .talkStart: return .talkStart(time: time)
     case .talkEnd: return .talkEnd(time: time)
@@ -99,7 +102,9 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   private var appliedTarget: UInt32
   private var wasMuted = false
 
-  public init(format: StreamFormat, outputChannelCount: Int, maximumPeriod: Int, settings: LiveSettings) {
+  public init(
+    format: StreamFormat, outputChannelCount: Int, maximumPeriod: Int, settings: LiveSettings
+  ) {
     self.format = format
     self.outputChannelCount = outputChannelCount
     self.settings = settings
@@ -118,7 +123,9 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     }
     recording =
       settings.isRecording
-      ? SPSCRing(capacity: Int(settings.recordingBuffer * Double(format.sampleRate)) * format.channelCount) : nil
+      ? SPSCRing(
+        capacity: Int(settings.recordingBuffer * Double(format.sampleRate)) * format.channelCount)
+      : nil
   }
 
   deinit { input.deallocate() }
@@ -130,7 +137,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
 
   /// The requested gain in dB.
   public var gainDecibels: Double {
-    Decibels.fromAmplitude(Double(Float(bitPattern: gainTarget.load(ordering: .acquiring)))) ?? -.infinity
+    Decibels.fromAmplitude(Double(Float(bitPattern: gainTarget.load(ordering: .acquiring))))
+      ?? -.infinity
   }
 
   public func inputAvailable(_ captured: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
@@ -148,7 +156,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   }
 
   public func renderOutput(
-    _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp, flags: IOFlags,
+    _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp,
+    flags: IOFlags,
     isSilence: inout Bool
   ) {
     let muted = isMuted.load(ordering: .relaxed)
@@ -175,7 +184,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
         for channel in 0..<outChannels { output[frame * outChannels + channel] = sum * scale }
       }
     }
-    gain.process(UnsafeMutableBufferPointer(start: output.baseAddress!, count: frameCount * outChannels))
+    gain.process(
+      UnsafeMutableBufferPointer(start: output.baseAddress!, count: frameCount * outChannels))
     isSilence = false
   }
 

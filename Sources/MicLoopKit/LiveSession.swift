@@ -45,14 +45,16 @@ public final class LiveSession {
       channelCount: configuration.isInputEnabled ? configuration.inputChannelCount : 1)
     let maximumPeriod = max(16_384, configuration.periodFrames * 4)
     processor = LiveProcessor(
-      format: format, outputChannelCount: configuration.outputChannelCount, maximumPeriod: maximumPeriod,
+      format: format, outputChannelCount: configuration.outputChannelCount,
+      maximumPeriod: maximumPeriod,
       settings: settings)
     unit = DuplexUnit(configuration: configuration, client: processor)
     try unit.initialize()
     if let granted = unit.granted, granted.periodFrames > maximumPeriod {
       throw ALSAError(
         operation: "set period size", device: configuration.captureDevice,
-        value: "\(granted.periodFrames) frames granted, at most \(maximumPeriod) supported", code: -EINVAL)
+        value: "\(granted.periodFrames) frames granted, at most \(maximumPeriod) supported",
+        code: -EINVAL)
     }
   }
 
@@ -114,8 +116,10 @@ public final class LiveSession {
     processor.finishMeter(emit: onEvent)
     recorder?.close()
     return Outcome(
-      duration: Double(processor.framesProcessed.load(ordering: .acquiring)) / rate, recordedFrames: recorded,
-      droppedRecordingFrames: (processor.recording?.dropped.load(ordering: .relaxed) ?? 0) / channels,
+      duration: Double(processor.framesProcessed.load(ordering: .acquiring)) / rate,
+      recordedFrames: recorded,
+      droppedRecordingFrames: (processor.recording?.dropped.load(ordering: .relaxed) ?? 0)
+        / channels,
       overruns: unit.statistics.overruns.load(ordering: .relaxed),
       underruns: unit.statistics.underruns.load(ordering: .relaxed), wasInterrupted: interrupted,
       failure: unit.failure, recordingFailure: recordingFailure)

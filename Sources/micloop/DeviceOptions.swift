@@ -3,7 +3,9 @@ import DuplexIO
 
 /// ALSA device options, as aplay/arecord spell them.
 struct DeviceOptions: ParsableArguments {
-  @Option(name: [.customShort("D"), .long], help: "ALSA device for capture and playback (default, hw:1,0, plughw:1, pulse, pulse:NAME …).")
+  @Option(
+    name: [.customShort("D"), .long],
+    help: "ALSA device for capture and playback (default, hw:1,0, plughw:1, pulse, pulse:NAME …).")
   var device: String?
   @Option(help: "ALSA capture device (overrides --device).")
   var capture: String?
@@ -17,7 +19,9 @@ struct DeviceOptions: ParsableArguments {
   var period = 256
   @Option(help: "Periods per buffer.")
   var periods = 2
-  @Option(help: "Device sample format: s16, s24, s24_3, s32 or float (default: the most precise offered).")
+  @Option(
+    help: "Device sample format: s16, s24, s24_3, s32 or float (default: the most precise offered)."
+  )
   var format: SampleFormat?
   @Flag(help: "Lock memory (mlockall) so the audio thread never waits for a page fault.")
   var lockMemory = false
@@ -26,8 +30,12 @@ struct DeviceOptions: ParsableArguments {
     guard (1_000...768_000).contains(rate) else {
       throw ValidationError("--rate \(rate) is not a sample rate; use for example 44100 or 48000")
     }
-    guard (1...64).contains(channels) else { throw ValidationError("--channels must be between 1 and 64") }
-    guard (16...65_536).contains(period) else { throw ValidationError("--period must be 16 to 65536 frames") }
+    guard (1...64).contains(channels) else {
+      throw ValidationError("--channels must be between 1 and 64")
+    }
+    guard (16...65_536).contains(period) else {
+      throw ValidationError("--period must be 16 to 65536 frames")
+    }
     guard (2...64).contains(periods) else { throw ValidationError("--periods must be 2 to 64") }
   }
 

@@ -20,13 +20,17 @@ struct Devices: ParsableCommand {
       }
       return
     }
-    for (title, keep) in [("Capture devices:", \DeviceInfo.canCapture), ("Playback devices:", \DeviceInfo.canPlay)] {
+    for (title, keep) in [
+      ("Capture devices:", \DeviceInfo.canCapture), ("Playback devices:", \DeviceInfo.canPlay),
+    ] {
       StandardOutput.write(title)
       let listed = devices.filter { $0[keyPath: keep] }
       if listed.isEmpty { StandardOutput.write("  (none)") }
       for device in listed {
         StandardOutput.write("  \(device.name)")
-        for line in device.description.split(separator: "\n") { StandardOutput.write("      \(line)") }
+        for line in device.description.split(separator: "\n") {
+          StandardOutput.write("      \(line)")
+        }
       }
     }
   }

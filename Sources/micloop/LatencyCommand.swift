@@ -9,8 +9,10 @@ import MicLoopKit
 /// `micloop latency`: round-trip latency of a playback→capture loop.
 struct Latency: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Measure the round-trip latency of a playback → capture loop (a cable, or a sink and its monitor).",
-    discussion: "Plays three chirps on --playback and finds them in --capture by cross-correlation.")
+    abstract:
+      "Measure the round-trip latency of a playback → capture loop (a cable, or a sink and its monitor).",
+    discussion: "Plays three chirps on --playback and finds them in --capture by cross-correlation."
+  )
 
   @OptionGroup(title: "Devices") var devices: DeviceOptions
   @Flag(help: "Print one JSON line.")
@@ -27,7 +29,9 @@ struct Latency: ParsableCommand {
       try unit.initialize()
       try unit.start()
     } catch { throw CommandFailure(message: error.description) }
-    while unit.isRunning && !probe.isDone.load(ordering: .acquiring) && !interruptRequested.load(ordering: .relaxed) {
+    while unit.isRunning && !probe.isDone.load(ordering: .acquiring)
+      && !interruptRequested.load(ordering: .relaxed)
+    {
       usleep(20_000)
     }
     unit.stop()

@@ -52,7 +52,9 @@ final class LivePrinter {
         flush: true)
     } else {
       endLine()
-      StandardOutput.write("xrun (\(bus == .input ? "capture overrun" : "playback underrun")) at \(DecimalFormatting.fixed(time, places: 2)) s", flush: true)
+      StandardOutput.write(
+        "xrun (\(bus == .input ? "capture overrun" : "playback underrun")) at \(DecimalFormatting.fixed(time, places: 2)) s",
+        flush: true)
     }
   }
 

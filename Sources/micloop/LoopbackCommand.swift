@@ -17,9 +17,13 @@ struct Loopback: ParsableCommand {
       """)
 
   @OptionGroup(title: "Devices") var devices: DeviceOptions
-  @Option(name: .customLong("gain-db"), parsing: .unconditional, help: "Gain from microphone to speaker in dB.")
+  @Option(
+    name: .customLong("gain-db"), parsing: .unconditional,
+    help: "Gain from microphone to speaker in dB.")
   var gainDecibels = 0.0
-  @Flag(name: .customLong("no-limit"), help: "Do not soft-limit the output (it is still clipped, never wrapped).")
+  @Flag(
+    name: .customLong("no-limit"),
+    help: "Do not soft-limit the output (it is still clipped, never wrapped).")
   var noLimit = false
   @Flag(help: "Show the live meter.")
   var meter = false
@@ -51,7 +55,8 @@ struct Loopback: ParsableCommand {
       settings.meter = nil
     }
     try LiveRunner.run(
-      configuration: devices.configuration(input: true, output: true), settings: settings, record: record,
+      configuration: devices.configuration(input: true, output: true), settings: settings,
+      record: record,
       duration: duration?.value, json: json, showsMeter: meter || json, acceptsKeys: true)
   }
 }
@@ -60,7 +65,8 @@ struct Loopback: ParsableCommand {
 /// most one error line. Shared by loopback and the live meter.
 enum LiveRunner {
   static func run(
-    configuration: DuplexConfiguration, settings: LiveSettings, record: String?, duration: Double?, json: Bool,
+    configuration: DuplexConfiguration, settings: LiveSettings, record: String?, duration: Double?,
+    json: Bool,
     showsMeter: Bool, acceptsKeys: Bool, prepare: (LiveProcessor) -> Void = { _ in }
   ) throws {
     SignalTrap.install()
@@ -73,7 +79,8 @@ enum LiveRunner {
     if let record, let granted = session.unit.granted, let format = granted.inputFormat {
       do {
         recorder = try AudioFileWriter(
-          path: record, sampleRate: Double(granted.sampleRate), channelCount: granted.inputChannelCount,
+          path: record, sampleRate: Double(granted.sampleRate),
+          channelCount: granted.inputChannelCount,
           encoding: format.fileEncoding)
       } catch { throw CommandFailure(message: error.description) }
     }
@@ -88,7 +95,9 @@ enum LiveRunner {
       processor.isMuted.load(ordering: .relaxed)
         ? "  MUTED" : "  gain \(DecimalFormatting.fixed(processor.gainDecibels, places: 0)) dB"
     }
-    if configuration.isOutputEnabled && printer.mode == .terminal { printer.setStatus(describeGain()) }
+    if configuration.isOutputEnabled && printer.mode == .terminal {
+      printer.setStatus(describeGain())
+    }
     let outcome: LiveSession.Outcome
     do {
       outcome = try session.run(
@@ -100,7 +109,9 @@ enum LiveRunner {
             switch key {
             case .up: processor.setGain(decibels: min(40, processor.gainDecibels.rounded() + 1))
             case .down: processor.setGain(decibels: max(-120, processor.gainDecibels.rounded() - 1))
-            case .mute: processor.isMuted.store(!processor.isMuted.load(ordering: .relaxed), ordering: .relaxed)
+            case .mute:
+              processor.isMuted.store(
+                !processor.isMuted.load(ordering: .relaxed), ordering: .relaxed)
             case .quit: return true
             }
             if printer.mode == .terminal { printer.setStatus(describeGain()) }
@@ -117,14 +128,17 @@ enum LiveRunner {
           + (record.map { ", recorded \(outcome.recordedFrames) frames to \($0)" } ?? ""))
     }
     if let failure = outcome.failure {
-      let saved = record.map { "; \(outcome.recordedFrames) frames already captured are saved in \($0)" } ?? ""
+      let saved =
+        record.map { "; \(outcome.recordedFrames) frames already captured are saved in \($0)" }
+        ?? ""
       throw CommandFailure(message: failure.description + saved)
     }
     if let failure = outcome.recordingFailure { throw CommandFailure(message: failure.description) }
     if outcome.droppedRecordingFrames > 0 {
       throw CommandFailure(
         message:
-          "\(record ?? "recording"): \(outcome.droppedRecordingFrames) frames were lost because the disk could not keep up; record to a faster disk or tmpfs")
+          "\(record ?? "recording"): \(outcome.droppedRecordingFrames) frames were lost because the disk could not keep up; record to a faster disk or tmpfs"
+      )
     }
   }
 }

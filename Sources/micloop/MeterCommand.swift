@@ -8,9 +8,13 @@ struct TalkOptions: ParsableArguments {
   var attack = Seconds(TalkDetectorSettings().attackTime)
   @Option(help: "Envelope release time (e.g. 40ms).")
   var release = Seconds(TalkDetectorSettings().releaseTime)
-  @Option(parsing: .unconditional, help: "Talk starts this many dB above the noise floor (dBFS with --absolute).")
+  @Option(
+    parsing: .unconditional,
+    help: "Talk starts this many dB above the noise floor (dBFS with --absolute).")
   var open = TalkDetectorSettings().openThreshold
-  @Option(parsing: .unconditional, help: "Talk may end this many dB above the noise floor (dBFS with --absolute).")
+  @Option(
+    parsing: .unconditional,
+    help: "Talk may end this many dB above the noise floor (dBFS with --absolute).")
   var close = TalkDetectorSettings().closeThreshold
   @Option(help: "Time the envelope must stay below --close before talk ends.")
   var hold = Seconds(TalkDetectorSettings().holdTime)
@@ -55,7 +59,8 @@ struct Meter: ParsableCommand {
     name: [.short, .long], help: "Audio file to meter (WAV, FLAC, OGG …); - reads a WAV from stdin."
   )
   var input: String?
-  @OptionGroup(title: "Devices (without --input: meter live from the capture device)") var devices: DeviceOptions
+  @OptionGroup(title: "Devices (without --input: meter live from the capture device)") var devices:
+    DeviceOptions
   @Option(help: "Live: stop after this long (e.g. 30, 30s, 1500ms).")
   var duration: Seconds?
   @Flag(help: "Print JSON Lines instead of text.")
@@ -77,19 +82,25 @@ struct Meter: ParsableCommand {
     meterSettings.interval = interval?.value ?? (StandardOutput.isTerminal && !json ? 0.05 : 0.1)
     if let channel {
       guard channel <= devices.channels else {
-        throw CommandFailure(message: "--channel \(channel): capturing \(devices.channels) channel(s); raise --channels or pick 1 to \(devices.channels)")
+        throw CommandFailure(
+          message:
+            "--channel \(channel): capturing \(devices.channels) channel(s); raise --channels or pick 1 to \(devices.channels)"
+        )
       }
       meterSettings.channel = channel - 1
     }
     var settings = LiveSettings()
     settings.meter = meterSettings
     try LiveRunner.run(
-      configuration: devices.configuration(input: true, output: false), settings: settings, record: nil,
+      configuration: devices.configuration(input: true, output: false), settings: settings,
+      record: nil,
       duration: duration?.value, json: json, showsMeter: true, acceptsKeys: true)
   }
 
   func validate() throws {
-    if let interval, interval.value < 0.001 { throw ValidationError("--interval must be at least 1ms") }
+    if let interval, interval.value < 0.001 {
+      throw ValidationError("--interval must be at least 1ms")
+    }
     if input != nil && (devices.device != nil || devices.capture != nil) {
       throw ValidationError("use either --input FILE or -D DEVICE, not both")
     }
@@ -99,7 +110,13 @@ struct Meter: ParsableCommand {
   }
 
   func run() throws {
-    guard let input else { return try runLive() }
+    guard let input else {
+      let deviceGiven = devices.device != nil || devices.capture != nil
+      do { return try runLive() } catch var failure as CommandFailure where !deviceGiven {
+        failure.message += "; or meter a file with --input FILE"
+        throw failure
+      }
+    }
     let reader: AudioFileReader
     do { reader = try AudioFileReader(path: input) } catch {
       throw CommandFailure(message: error.description)

@@ -23,10 +23,15 @@ struct MicLoopBinary {
     return root.appendingPathComponent(".build/debug/micloop").path
   }
 
-  static func run(_ arguments: [String], standardInput: String? = nil) throws -> Result {
+  static func run(
+    _ arguments: [String], standardInput: String? = nil, environment: [String: String]? = nil
+  )
+    throws -> Result
+  {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
+    if let environment { process.environment = environment }
     let output = Pipe()
     let error = Pipe()
     process.standardOutput = output
@@ -37,6 +42,11 @@ struct MicLoopBinary {
       process.standardInput = FileHandle.nullDevice
     }
     try process.run()
+    return collect(process, output: output, error: error)
+  }
+
+  /// Waits for a started process and gathers what it printed.
+  static func collect(_ process: Process, output: Pipe, error: Pipe) -> Result {
     // Read both pipes while the process runs so neither can fill up.
     nonisolated(unsafe) var errorData = Data()
     let reader = Thread { errorData = error.fileHandleForReading.readDataToEndOfFile() }

@@ -1,0 +1,222 @@
+import Foundation
+import MicLoopKit
+import SignalDSP
+import Testing
+
+/// End-to-end tests on real ALSA devices (a private PulseAudio server).
+@Suite(.serialized) struct LiveLoopbackTests {
+  let directory: URL
+
+  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+
+  func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+  /// A sox-made test signal at 48 kHz, 16-bit mono.
+  func makeSignal(_ name: String, _ synth: [String]) throws -> String {
+    let path = file(name)
+    try MicLoopBinary.shell(
+      ["sox", "-V1", "-n", "-r", "48000", "-b", "16", "-c", "1", path] + synth)
+    return path
+  }
+
+  func levels(_ path: String) throws -> (peak: Double, rms: Double, frames: Int64) {
+    let outcome = try FileMeter.run(try AudioFileReader(path: path), settings: MeterSettings()) {
+      _ in
+    }
+    return (
+      outcome.summary.peakDecibels ?? -.infinity, outcome.summary.rmsDecibels ?? -.infinity,
+      Int64((outcome.summary.duration * 48_000).rounded())
+    )
+  }
+
+  func samples(_ path: String) throws -> [Float] {
+    let reader = try AudioFileReader(path: path)
+    var all = [Float]()
+    var block = [Float](repeating: 0, count: 4096 * reader.channelCount)
+    while true {
+      let frames = try block.withUnsafeMutableBufferPointer {
+        try reader.read(into: $0.baseAddress!, frameCount: 4096)
+      }
+      if frames == 0 { break }
+      all += block.prefix(frames * reader.channelCount)
+    }
+    return all
+  }
+
+  @Test func sineComesOutAtTheRequestedGain() throws {
+    let devices = try VirtualDevices()
+    let sine = try makeSignal("sine.wav", ["synth", "8", "sine", "1000", "vol", "0.251189"])
+    let player = try devices.spawn(["aplay", "-q", "-D", "pulse:mic", sine])
+    let loop = try devices.startMicloop([
+      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--gain-db", "-6",
+      "--duration", "6",
+    ])
+    usleep(2_000_000)
+    let recorded = file("speaker.wav")
+    _ = try VirtualDevices.wait(
+      for: [
+        "arecord", "-q", "-D", "pulse:spk.monitor", "-r", "48000", "-f", "FLOAT_LE", "-c", "1",
+        "-d", "2", recorded,
+      ],
+      environment: devices.environment)
+    let result = loop.result()
+    player.signal(SIGTERM)
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let measured = try levels(recorded)
+    #expect(abs(measured.peak - -18) <= 0.2, "peak \(measured.peak)")
+    #expect(abs(measured.rms - -21.01) <= 0.2, "rms \(measured.rms)")
+  }
+
+  @Test func recordingMatchesWhatWasPlayedSampleForSample() throws {
+    let devices = try VirtualDevices()
+    let noise = try makeSignal(
+      "noise.wav", ["synth", "3", "whitenoise", "vol", "0.3", "fade", "0", "3", "0"])
+    let recording = file("recording.wav")
+    let loop = try devices.startMicloop([
+      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--record",
+      recording,
+      "--duration", "8",
+    ])
+    // An idle source may hold back its first data for a second or two.
+    usleep(3_000_000)
+    _ = try VirtualDevices.wait(
+      for: ["aplay", "-q", "-D", "pulse:mic", noise], environment: devices.environment)
+    let result = loop.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let played = try samples(noise)
+    let captured = try samples(recording)
+    // Align by the onset of the noise (the recording is silent before it).
+    let playedOnset = try #require(played.firstIndex { abs($0) > 0.01 })
+    let capturedOnset = try #require(captured.firstIndex { abs($0) > 0.01 })
+    let shift = capturedOnset - playedOnset
+    #expect(shift >= 0)
+    var compared = 0
+    var largestError: Float = 0
+    for i in 0..<played.count where shift + i >= 0 && shift + i < captured.count {
+      largestError = max(largestError, abs(played[i] - captured[shift + i]))
+      compared += 1
+    }
+    #expect(compared == played.count, "only \(compared) of \(played.count) samples were recorded")
+    #expect(largestError < 1e-6, "largest difference \(largestError)")
+  }
+
+  @Test func noXrunsInSixtySecondsAtTheDefaultSettings() throws {
+    let devices = try VirtualDevices()
+    let result = try devices.micloop([
+      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--duration", "60",
+      "--json",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let xruns = result.output.split(separator: "\n").filter { $0.contains("\"event\":\"xrun\"") }
+    #expect(xruns.isEmpty, "\(xruns)")
+    #expect(result.output.split(separator: "\n").last?.contains("\"duration\":60.0") == true)
+  }
+
+  @Test func latencyIsConsistentWithTheBuffering() throws {
+    let devices = try VirtualDevices()
+    let result = try devices.micloop([
+      "latency", "--playback", "pulse:spk", "--capture", "pulse:spk.monitor", "--period", "256",
+      "--periods", "3",
+      "--json",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+    let roundTrip = try #require(object?["round_trip_frames"] as? Int)
+    let buffering = try #require(object?["unit_buffer_frames"] as? Int)
+    #expect(buffering == 256 + 2 * 256)
+    // Never more than the unit's buffering plus what the server adds (50 ms),
+    // and at least a period (the loop cannot be faster than one capture).
+    #expect(roundTrip >= 64 && roundTrip <= buffering + 2_400, "round trip \(roundTrip) frames")
+    let bursts = try #require(object?["bursts"] as? [Int])
+    #expect(bursts.count == 3)
+  }
+
+  @Test func liveMeterReadsThePlayedLevel() throws {
+    let devices = try VirtualDevices()
+    let sine = try makeSignal("tone.wav", ["synth", "5", "sine", "440", "vol", "0.5"])
+    let player = try devices.spawn(["aplay", "-q", "-D", "pulse:mic", sine])
+    usleep(300_000)
+    let result = try devices.micloop([
+      "meter", "-D", "pulse:mic.monitor", "--duration", "2", "--json",
+    ])
+    player.signal(SIGTERM)
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let summary =
+      try JSONSerialization.jsonObject(
+        with: Data((result.output.split(separator: "\n").last ?? "").utf8))
+      as? [String: Any]
+    let peak = try #require(summary?["peak_dbfs"] as? Double)
+    #expect(abs(peak - -6.02) < 0.2)
+  }
+}
+
+/// Faults on real devices: one line on stderr, the right exit status, a valid file.
+@Suite(.serialized) struct LiveFaultTests {
+  @Test func unknownDeviceAndUnsupportedRateAreOneLineErrors() throws {
+    let devices = try VirtualDevices()
+    let unknown = try devices.micloop(["loopback", "-D", "nosuchdevice", "--duration", "1"])
+    #expect(unknown.status == 1)
+    #expect(unknown.errorLines.count == 1)
+    #expect(unknown.errorOutput.contains("unknown audio device 'nosuchdevice'"))
+    let rate = try devices.micloop([
+      "meter", "-D", "pulse:mic.monitor", "--rate", "705600", "--duration", "1",
+    ])
+    #expect(rate.status == 1)
+    #expect(rate.errorLines.count == 1)
+    #expect(rate.errorOutput.contains("705600 Hz"))
+  }
+
+  /// A tone on the virtual microphone keeps its source busy (an idle source
+  /// may hold back its first data for a second or two).
+  func playTone(_ devices: VirtualDevices) throws -> SpawnedProcess {
+    let directory = try MicLoopBinary.temporaryDirectory()
+    let tone = directory.appendingPathComponent("tone.wav").path
+    try MicLoopBinary.shell([
+      "sox", "-V1", "-n", "-r", "48000", "-b", "16", "-c", "1", tone, "synth", "30", "sine", "500",
+      "vol", "0.1",
+    ])
+    return try devices.spawn(["aplay", "-q", "-D", "pulse:mic", tone])
+  }
+
+  @Test func ctrlCEndsCleanlyAndKeepsTheRecording() throws {
+    let devices = try VirtualDevices()
+    let player = try playTone(devices)
+    defer { player.signal(SIGTERM) }
+    let directory = try MicLoopBinary.temporaryDirectory()
+    let recording = directory.appendingPathComponent("interrupted.wav").path
+    let loop = try devices.startMicloop([
+      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--record",
+      recording,
+    ])
+    usleep(3_000_000)
+    loop.signal(SIGINT)
+    let result = loop.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let reader = try AudioFileReader(path: recording)
+    #expect(reader.declaredFrameCount.map { $0 > 48_000 } == true)
+  }
+
+  @Test func serverKilledDuringRecordingKeepsWhatWasCaptured() throws {
+    let devices = try VirtualDevices()
+    let player = try playTone(devices)
+    defer { player.signal(SIGTERM) }
+    let directory = try MicLoopBinary.temporaryDirectory()
+    let recording = directory.appendingPathComponent("cut.wav").path
+    let loop = try devices.startMicloop([
+      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--record",
+      recording,
+      "--duration", "30",
+    ])
+    usleep(3_000_000)
+    devices.stop()
+    let result = loop.result()
+    #expect(result.exitedNormally)
+    #expect(result.status == 1)
+    #expect(result.errorLines.count == 1, "\(result.errorOutput)")
+    #expect(result.errorOutput.contains("went away"))
+    let reader = try AudioFileReader(path: recording)
+    let frames = try #require(reader.declaredFrameCount)
+    #expect(frames > 48_000 && frames < 4 * 48_000, "\(frames) frames")
+    #expect(result.errorOutput.contains("\(frames) frames already captured"))
+  }
+}

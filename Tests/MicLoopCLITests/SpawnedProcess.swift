@@ -1,0 +1,91 @@
+import Foundation
+
+/// A child process started with posix_spawn whose output goes to files:
+/// the live tests use it instead of Foundation's Process, whose waits can
+/// hang on Linux while a sound server child is running.
+final class SpawnedProcess {
+  let pid: pid_t
+  private let outputPath: String
+  private let errorPath: String
+  private var status: Int32?
+
+  init(_ arguments: [String], environment: [String: String]) throws {
+    let directory = try MicLoopBinary.temporaryDirectory()
+    outputPath = directory.appendingPathComponent("stdout").path
+    errorPath = directory.appendingPathComponent("stderr").path
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      argv.forEach { free($0) }
+      envp.forEach { free($0) }
+    }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(
+      &actions, STDOUT_FILENO, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(
+      &actions, STDERR_FILENO, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    // Signals the tests ignore must not stay ignored in the child.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGINT, SIGTERM, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+    var child = pid_t()
+    let result = posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
+    guard result == 0 else {
+      throw VirtualDevices.StartFailure(
+        description: "\(arguments[0]) could not start: \(String(cString: strerror(result)))")
+    }
+    pid = child
+  }
+
+  deinit {
+    if status == nil {
+      kill(pid, SIGKILL)
+      _ = wait()
+    }
+  }
+
+  var isRunning: Bool {
+    guard status == nil else { return false }
+    var value: Int32 = 0
+    if waitpid(pid, &value, WNOHANG) == pid {
+      status = value
+      return false
+    }
+    return true
+  }
+
+  func signal(_ number: Int32) { kill(pid, number) }
+
+  /// Waits for the exit and returns the status (128 + signal when killed).
+  @discardableResult
+  func wait() -> Int32 {
+    if status == nil {
+      var value: Int32 = 0
+      while waitpid(pid, &value, 0) < 0 && errno == EINTR {}
+      status = value
+    }
+    let raw = status ?? 0
+    return (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+  }
+
+  /// Waits, then gathers the exit and the output as the other CLI tests see it.
+  func result() -> MicLoopBinary.Result {
+    let code = wait()
+    let raw = status ?? 0
+    return MicLoopBinary.Result(
+      status: code, exitedNormally: (raw & 0x7f) == 0,
+      output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+      errorOutput: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")
+  }
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// A private PulseAudio server with two null sinks ("mic" and "spk"), which
+/// ALSA's pulse plugin turns into real, clock-paced devices: play to
+/// pulse:mic and capture from pulse:mic.monitor (the microphone), play to
+/// pulse:spk and capture from pulse:spk.monitor (the speaker). Each live
+/// test starts its own and stops it; a server that cannot start fails the test.
+final class VirtualDevices {
+  let runtimeDirectory: URL
+  let environment: [String: String]
+  private var server: SpawnedProcess?
+
+  struct StartFailure: Error, CustomStringConvertible {
+    var description: String
+  }
+
+  init() throws {
+    runtimeDirectory = try MicLoopBinary.temporaryDirectory()
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_RUNTIME_DIR"] = runtimeDirectory.path
+    environment["PULSE_RUNTIME_PATH"] = runtimeDirectory.appendingPathComponent("pulse").path
+    self.environment = environment
+    // In the foreground (a child of the tests), so it cannot outlive them.
+    let server = try SpawnedProcess(
+      [
+        "pulseaudio", "--daemonize=no", "--exit-idle-time=-1", "-n",
+        "--log-target=file:\(runtimeDirectory.path)/pulse.log",
+        "--load=module-native-protocol-unix",
+        "--load=module-null-sink sink_name=mic rate=48000 channels=1",
+        "--load=module-null-sink sink_name=spk rate=48000 channels=1",
+      ], environment: environment)
+    self.server = server
+    for _ in 0..<50 {
+      guard server.isRunning else {
+        throw StartFailure(
+          description:
+            "pulseaudio exited with \(server.wait()); see \(runtimeDirectory.path)/pulse.log")
+      }
+      if try Self.wait(for: ["pactl", "info"], environment: environment) == 0 { return }
+      usleep(100_000)
+    }
+    stop()
+    throw StartFailure(description: "the private PulseAudio server did not answer")
+  }
+
+  deinit { stop() }
+
+  /// Stops the server at once (also what a test does to simulate a crash).
+  func stop() {
+    server?.signal(SIGKILL)
+    server?.wait()
+    server = nil
+  }
+
+  /// Starts a helper (aplay, arecord) against these devices.
+  func spawn(_ arguments: [String]) throws -> SpawnedProcess {
+    try SpawnedProcess(arguments, environment: environment)
+  }
+
+  /// Starts micloop against these devices without waiting.
+  func startMicloop(_ arguments: [String]) throws -> SpawnedProcess {
+    try SpawnedProcess([MicLoopBinary.path] + arguments, environment: environment)
+  }
+
+  /// Runs micloop against these devices and waits for it.
+  func micloop(_ arguments: [String]) throws -> MicLoopBinary.Result {
+    try startMicloop(arguments).result()
+  }
+
+  /// Runs a program to completion with posix_spawn and waitpid (short
+  /// helpers: pactl, arecord, aplay) and returns its exit status.
+  @discardableResult
+  static func wait(for arguments: [String], environment: [String: String]) throws -> Int32 {
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      argv.forEach { free($0) }
+      envp.forEach { free($0) }
+    }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
+      posix_spawn_file_actions_addopen(
+        &actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    var pid = pid_t()
+    let result = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
+    guard result == 0 else {
+      throw StartFailure(
+        description: "\(arguments[0]) could not start: \(String(cString: strerror(result)))")
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+  }
+}
