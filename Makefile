@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 PREFIX ?= /usr/local
 DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
-	pulseaudio libasound2-plugins alsa-utils sox libsox-fmt-all espeak-ng \
+	pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox libsox-fmt-all espeak-ng \
 	multimon-ng libspandsp-dev gcc python3 python3-numpy hyperfine time
 RELEASE_BIN := .build/release/micloop
 

@@ -38,7 +38,9 @@ let package = Package(
     .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
     .testTarget(name: "SignalDSPTests", dependencies: ["SignalDSP"]),
     .testTarget(name: "DuplexIOTests", dependencies: ["DuplexIO", "AllocationCounter"]),
-    .testTarget(name: "MicLoopKitTests", dependencies: ["MicLoopKit", "SignalDSP"]),
+    .testTarget(
+      name: "MicLoopKitTests",
+      dependencies: ["MicLoopKit", "SignalDSP", "DuplexIO", "AllocationCounter"]),
     .testTarget(name: "MicLoopCLITests", dependencies: ["MicLoopKit"]),
   ]
 )

@@ -23,24 +23,30 @@ def sh(command, **kwargs):
 
 
 def median_seconds(commands, runs, warmup=2):
-    """Median wall time of each whole-process command (stdout discarded).
+    """Median wall and CPU (user + system) seconds of each whole-process command.
 
     The commands take turns, run after run, so a slow spell on a shared
     machine hits all of them alike and the ratios stay fair.
     """
     def once(command):
         start = time.perf_counter()
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        return time.perf_counter() - start
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"{command} failed")
+        return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
 
     for _ in range(warmup):
         for command in commands:
             once(command)
-    times = [[] for _ in commands]
+    walls = [[] for _ in commands]
+    cpus = [[] for _ in commands]
     for _ in range(runs):
         for index, command in enumerate(commands):
-            times[index].append(once(command))
-    return [statistics.median(t) for t in times]
+            wall, cpu = once(command)
+            walls[index].append(wall)
+            cpus[index].append(cpu)
+    return [(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus)]
 
 
 def peak_rss_kib(command):
@@ -57,7 +63,7 @@ def meter_section(micloop, work, runs):
     sh(["sox", long_file, short_file, "trim", "0", "60"])
     ours = [micloop, "meter", "--input", long_file, "--json"]
     sox = ["sox", long_file, "-n", "stats"]
-    t_ours, t_sox = median_seconds([ours, sox], runs)
+    (t_ours, c_ours), (t_sox, c_sox) = median_seconds([ours, sox], runs)
     rss_long = peak_rss_kib(ours)
     rss_short = peak_rss_kib([micloop, "meter", "--input", short_file, "--json"])
     # The two must agree on the numbers, too.
@@ -71,13 +77,13 @@ def meter_section(micloop, work, runs):
         "10 minutes of 48 kHz 16-bit mono WAV (modulated pink noise), whole process, "
         f"median of {runs} alternating runs after 2 warm-ups.",
         "",
-        "| command | median s | ratio |",
-        "|---|---|---|",
-        f"| `micloop meter --input F --json` | {t_ours:.3f} | 1.00 |",
-        f"| `sox F -n stats` | {t_sox:.3f} | {t_sox / t_ours:.2f} |",
+        "| command | median wall s | median CPU s | wall ratio | CPU ratio |",
+        "|---|---|---|---|---|",
+        f"| `micloop meter --input F --json` | {t_ours:.3f} | {c_ours:.3f} | 1.00 | 1.00 |",
+        f"| `sox F -n stats` | {t_sox:.3f} | {c_sox:.3f} | {t_sox / t_ours:.2f} | {c_sox / c_ours:.2f} |",
         "",
-        f"**micloop is {t_sox / t_ours:.2f}× faster than sox** on the same file in the same run "
-        "(and also detects talk, which sox does not).",
+        f"**micloop is {t_sox / t_ours:.2f}× faster than sox** (wall clock; {c_sox / c_ours:.2f}× in CPU time) "
+        "on the same file in the same run, and also detects talk, which sox does not.",
         "",
         f"Agreement: peak {summary['peak_dbfs']:.2f} dB vs sox {sox_peak:.2f} dB; "
         f"RMS {summary['rms_dbfs']:.2f} dB vs sox {sox_rms:.2f} dB.",
@@ -87,6 +93,111 @@ def meter_section(micloop, work, runs):
         "",
     ]
     return lines
+
+
+class VirtualDevices:
+    """A private PulseAudio server with null sinks "mic" and "spk" (see Scripts/virtual-devices.sh)."""
+
+    def __enter__(self):
+        self.runtime = tempfile.mkdtemp(prefix="micloop-bench-pulse.")
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=self.runtime, PULSE_RUNTIME_PATH=self.runtime + "/pulse")
+        self.server = subprocess.Popen(
+            ["pulseaudio", "--daemonize=no", "--exit-idle-time=-1", "-n", "--log-target=stderr",
+             "--load=module-native-protocol-unix",
+             "--load=module-null-sink sink_name=mic rate=48000 channels=1",
+             "--load=module-null-sink sink_name=spk rate=48000 channels=1"],
+            env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            if subprocess.run(["pactl", "info"], env=self.env, capture_output=True).returncode == 0:
+                return self
+            time.sleep(0.1)
+        raise RuntimeError("the private PulseAudio server did not start")
+
+    def __exit__(self, *exc):
+        self.server.kill()
+        self.server.wait()
+        subprocess.run(["rm", "-rf", self.runtime])
+
+
+def run_with_usage(command, env):
+    """Runs a command; returns (CPU seconds, peak RSS KiB, stdout, stderr, exit status)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return usage.ru_utime + usage.ru_stime, usage.ru_maxrss, out.read(), err.read(), process.returncode
+
+
+def loopback_section(micloop, work, seconds):
+    tone = os.path.join(work, "tone.wav")
+    sh(["sox", "-n", "-r", "48000", "-b", "16", "-c", "1", tone, "synth", str(seconds * 6 + 60), "sine", "1000",
+        "vol", "0.25"])
+    rows = []
+    lowest = []
+    with VirtualDevices() as devices:
+        player = subprocess.Popen(["aplay", "-q", "-D", "pulse:mic", tone], env=devices.env)
+        time.sleep(2)
+
+        def micloop_run(period, periods):
+            command = [micloop, "loopback", "--meter", "--json", "--capture", "pulse:mic.monitor",
+                       "--playback", "pulse:spk", "--rate", "48000", "--period", str(period),
+                       "--periods", str(periods), "--duration", str(seconds)]
+            cpu, rss, out, err, status = run_with_usage(command, devices.env)
+            events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+            start = next((e for e in events if e["event"] == "start"), {})
+            xruns = sum(1 for e in events if e["event"] == "xrun")
+            ok = status == 0 and start != {}
+            return cpu, rss, xruns if ok else None, start.get("buffering_ms")
+
+        def alsaloop_run(latency_us):
+            command = ["alsaloop", "-C", "pulse:mic.monitor", "-P", "pulse:spk", "-r", "48000", "-c", "1",
+                       "-f", "S16_LE", "-S", "0", "-t", str(latency_us), "-s", str(seconds), "-U"]
+            cpu, rss, out, err, status = run_with_usage(command, devices.env)
+            text = (out + err).lower()
+            xruns = text.count("xrun") + text.count("underrun") + text.count("overrun")
+            ok = status == 0 and "failed" not in text
+            return cpu, rss, xruns if ok else None, latency_us / 1000 * 2
+
+        cpu, rss, xruns, buffering = micloop_run(128, 2)
+        rows.append(("`micloop loopback --meter --period 128`", cpu, rss, xruns, buffering))
+        cpu, rss, xruns, buffering = alsaloop_run(100_000)
+        rows.append(("`alsaloop -S 0 -t 100000`", cpu, rss, xruns, buffering))
+        for period, periods in [(64, 2), (128, 2), (256, 2)]:
+            _, _, xruns, buffering = micloop_run(period, periods)
+            if xruns == 0:
+                lowest.append(("micloop", f"--period {period} --periods {periods}", buffering))
+                break
+        for latency in [10_000, 20_000, 50_000, 100_000]:
+            _, _, xruns, buffering = alsaloop_run(latency)
+            if xruns == 0:
+                lowest.append(("alsaloop", f"-S 0 -t {latency}", buffering))
+                break
+        player.kill()
+    lines = [
+        "## Live loopback: `micloop loopback` vs `alsaloop`",
+        "",
+        f"48 kHz mono, a 1 kHz tone played into the virtual microphone of a private PulseAudio server "
+        f"(pulse:mic.monitor → pulse:spk), {seconds} s per run, same server, same run. CPU = user + system "
+        "seconds of the whole process divided by audio seconds; RSS = peak resident set. Buffering is "
+        "capture plus playback buffer as granted (micloop reports it in its `start` line; for alsaloop "
+        "the requested latency counted on both sides).",
+        "",
+        "| command | CPU % of one core | peak RSS MiB | xruns | buffering ms |",
+        "|---|---|---|---|---|",
+    ]
+    for name, cpu, rss, xruns, buffering in rows:
+        lines.append(f"| {name} | {cpu / seconds * 100:.2f} | {rss / 1024:.1f} | "
+                     f"{'failed' if xruns is None else xruns} | {buffering if buffering is not None else '-'} |")
+    if rows[0][1] and rows[1][1]:
+        lines += ["", f"micloop uses {rows[1][1] / rows[0][1]:.2f}× less CPU and "
+                  f"{rows[1][2] / rows[0][2]:.2f}× the RSS ratio (alsaloop / micloop) in the same run."]
+    lines += ["", f"Lowest buffering that ran {seconds} s with no xrun (trying the smallest first):", "",
+              "| tool | settings | buffering ms |", "|---|---|---|"]
+    for tool, settings, buffering in lowest:
+        lines.append(f"| {tool} | `{settings}` | {buffering} |")
+    return lines + [""]
 
 
 def talk_section(micloop):
@@ -109,6 +220,7 @@ def main():
     parser.add_argument("--micloop", required=True)
     parser.add_argument("--output", required=True)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--loop-seconds", type=int, default=60)
     args = parser.parse_args()
     micloop = os.path.abspath(args.micloop)
     lines = [
@@ -123,6 +235,7 @@ def main():
     ]
     with tempfile.TemporaryDirectory() as work:
         lines += meter_section(micloop, work, args.runs)
+        lines += loopback_section(micloop, work, args.loop_seconds)
         lines += talk_section(micloop)
     with open(args.output, "w") as f:
         f.write("\n".join(lines))

@@ -136,7 +136,9 @@ public final class MeterProcessor {
       invalidSamples += Self.replaceNonFinite(samples, count: frameCount * channelCount)
     }
     var envelopeCount = 0
-    for (index, channel) in meteredChannels.enumerated() {
+    // Index loops: generic iterators may box their elements in unoptimised builds.
+    for index in 0..<meteredChannels.count {
+      let channel = meteredChannels[index]
       let source: UnsafeBufferPointer<Float>
       if channelCount == 1 {
         source = UnsafeBufferPointer(start: samples, count: frameCount)
@@ -150,8 +152,9 @@ public final class MeterProcessor {
       envelopeCount = frontEnds[index].process(source, into: envelopeBuffers[index].baseAddress!)
     }
     let combined = envelopeBuffers[0]
-    for other in envelopeBuffers.dropFirst() {
-      for i in 0..<envelopeCount { combined[i] = max(combined[i], other[i]) }
+    for other in 1..<envelopeBuffers.count {
+      let buffer = envelopeBuffers[other]
+      for i in 0..<envelopeCount { combined[i] = max(combined[i], buffer[i]) }
     }
     if envelopeCount > 0 { lastEnvelope = combined[envelopeCount - 1] }
     // `handle` must not touch `detector`, which is being mutated here.
@@ -181,7 +184,7 @@ public final class MeterProcessor {
           rmsDecibels: Self.loudestRMS(intervalLevels).map { $0 + settings.rmsConvention.offset },
           envelopeDecibels: Decibels.fromAmplitude(Double(lastEnvelope)),
           isTalking: detector.isTalking)))
-    for index in intervalLevels.indices {
+    for index in 0..<intervalLevels.count {
       totalLevels[index].merge(intervalLevels[index])
       intervalLevels[index].reset()
     }
@@ -190,13 +193,13 @@ public final class MeterProcessor {
 
   private static func loudestPeak(_ levels: [LevelAccumulator]) -> Double? {
     var peak: Float = 0
-    for level in levels { peak = max(peak, level.peak) }
+    for index in 0..<levels.count { peak = max(peak, levels[index].peak) }
     return Decibels.fromAmplitude(Double(peak))
   }
 
   private static func loudestRMS(_ levels: [LevelAccumulator]) -> Double? {
     var meanSquare = 0.0
-    for level in levels { meanSquare = max(meanSquare, level.meanSquare) }
+    for index in 0..<levels.count { meanSquare = max(meanSquare, levels[index].meanSquare) }
     return Decibels.fromPower(meanSquare)
   }
 

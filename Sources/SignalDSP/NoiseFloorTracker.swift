@@ -36,7 +36,7 @@ public struct NoiseFloorTracker: Sendable {
       framesInSubwindow = 0
     }
     var smallest = currentMinimum
-    for value in minima { smallest = min(smallest, value) }
+    for index in 0..<minima.count { smallest = min(smallest, minima[index]) }
     floor = smallest
   }
 }

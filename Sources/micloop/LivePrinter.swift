@@ -1,3 +1,4 @@
+import DuplexIO
 import MicLoopKit
 import SignalDSP
 
@@ -42,6 +43,40 @@ final class LivePrinter {
       endLine()
       for line in human.summaryLines(summary, segments: segments) { StandardOutput.write(line) }
       StandardOutput.flush()
+    }
+  }
+
+  /// What the devices granted: a `start` JSON line, or one line of text.
+  func start(_ granted: GrantedConfiguration, capture: String?, playback: String?) {
+    let rate = Double(granted.sampleRate)
+    func milliseconds(_ frames: Int) -> String {
+      DecimalFormatting.fixed(Double(frames) / rate * 1000, places: 1)
+    }
+    let captureFrames = capture == nil ? 0 : granted.periodFrames * granted.inputPeriodCount
+    let playbackFrames = playback == nil ? 0 : granted.periodFrames * granted.outputPeriodCount
+    if mode == .json {
+      var fields = [
+        "\"event\":\"start\"", "\"rate\":\(granted.sampleRate)",
+        "\"period_frames\":\(granted.periodFrames)",
+      ]
+      if capture != nil { fields.append("\"capture_buffer_frames\":\(captureFrames)") }
+      if playback != nil { fields.append("\"playback_buffer_frames\":\(playbackFrames)") }
+      fields.append("\"buffering_ms\":\(milliseconds(captureFrames + playbackFrames))")
+      StandardOutput.write("{" + fields.joined(separator: ",") + "}", flush: true)
+    } else {
+      var parts = [String]()
+      if let capture {
+        parts.append(
+          "capture \(capture) \(granted.inputPeriodCount)×\(granted.periodFrames) (\(milliseconds(captureFrames)) ms)"
+        )
+      }
+      if let playback {
+        parts.append(
+          "playback \(playback) \(granted.outputPeriodCount)×\(granted.periodFrames) (\(milliseconds(playbackFrames)) ms)"
+        )
+      }
+      StandardOutput.write(
+        "\(granted.sampleRate) Hz, " + parts.joined(separator: ", "), flush: true)
     }
   }
 

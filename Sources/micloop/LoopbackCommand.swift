@@ -85,6 +85,11 @@ enum LiveRunner {
       } catch { throw CommandFailure(message: error.description) }
     }
     let printer = LivePrinter(json: json)
+    if let granted = session.unit.granted {
+      printer.start(
+        granted, capture: configuration.isInputEnabled ? configuration.captureDevice : nil,
+        playback: configuration.isOutputEnabled ? configuration.playbackDevice : nil)
+    }
     let keys = acceptsKeys && !json ? TerminalKeys() : nil
     defer { keys?.restore() }
     if !session.unit.isRealtime && ProcessInfoLite.isVerbose {

@@ -14,7 +14,9 @@ func runMicLoop() -> Never {
   } catch {
     let code = MicLoop.exitCode(for: error)
     if code == .success {
-      MicLoop.exit(withError: error)
+      // --help, help SUBCOMMAND, --version.
+      StandardOutput.write(MicLoop.fullMessage(for: error), flush: true)
+      exit(0)
     }
     let message =
       MicLoop.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
@@ -30,7 +32,10 @@ func runMicLoop() -> Never {
     exit(failure.status)
   } catch {
     let code = MicLoop.exitCode(for: error)
-    if code == .success { exit(0) }
+    if code == .success {
+      StandardOutput.write(MicLoop.fullMessage(for: error), flush: true)
+      exit(0)
+    }
     StandardOutput.flush()
     StandardOutput.writeError("micloop: error: \(error)")
     exit(code.rawValue == 0 ? 1 : code.rawValue)

@@ -59,6 +59,13 @@ import Testing
     #expect(bad.errorLines.count == 1)
   }
 
+  @Test(arguments: [["--help"], ["help", "meter"], ["meter", "-h"], ["loopback", "--help"]])
+  func helpIsPrinted(arguments: [String]) throws {
+    let result = try MicLoopBinary.run(arguments)
+    #expect(result.status == 0)
+    #expect(result.output.contains("USAGE: micloop"), "\(arguments): \(result.output)")
+  }
+
   /// Each kind of bad input: one line on stderr naming it, a non-zero exit, no crash.
   @Test func badInputGetsOneLineAndNonZeroExit() throws {
     let text = file("notes.txt")
