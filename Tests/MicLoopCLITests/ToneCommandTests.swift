@@ -1,0 +1,95 @@
+import Foundation
+import MicLoopKit
+import Testing
+
+/// `micloop tone` into files and on a virtual speaker.
+@Suite(.serialized) struct ToneCommandTests {
+  let directory: URL
+
+  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+
+  func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+  func summary(_ path: String) throws -> MeterSummary {
+    try FileMeter.run(try AudioFileReader(path: path), settings: MeterSettings()) { _ in }.summary
+  }
+
+  @Test func fileHasTheRequestedLevelAndLength() throws {
+    let path = file("tone.wav")
+    let result = try MicLoopBinary.run([
+      "tone", "--frequency", "1000", "--level-db", "-6", "--duration", "2", "--output", path,
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let reader = try AudioFileReader(path: path)
+    #expect(reader.declaredFrameCount == 96_000)
+    let levels = try summary(path)
+    #expect(abs((levels.peakDecibels ?? 0) - -6) < 0.01)
+    // A sine's RMS is 3.01 dB below its peak (the 5 ms fades cost 0.01 dB).
+    #expect(abs((levels.rmsDecibels ?? 0) - -9.03) < 0.02)
+  }
+
+  @Test func twoTonesMakeADTMFDigitThatMultimonDecodes() throws {
+    let path = file("digit.wav")
+    let result = try MicLoopBinary.run([
+      "tone", "-f", "852", "-f", "1477", "--duration", "0.5", "--output", path,
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let decoded = Process()
+    decoded.executableURL = URL(fileURLWithPath: "/usr/bin/multimon-ng")
+    decoded.arguments = ["-q", "-t", "wav", "-a", "DTMF", path]
+    let pipe = Pipe()
+    decoded.standardOutput = pipe
+    decoded.standardError = FileHandle.nullDevice
+    try decoded.run()
+    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    decoded.waitUntilExit()
+    #expect(text.contains("DTMF: 9"), "\(text)")
+  }
+
+  @Test func impossibleTonesAreRefusedInOneLine() throws {
+    let cases: [(arguments: [String], mentions: String)] = [
+      (["tone", "-f", "30000", "--duration", "1", "-o", file("x.wav")], "30000"),
+      (
+        [
+          "tone", "-f", "1000", "-f", "2000", "--level-db", "-3", "--duration", "1", "-o",
+          file("x.wav"),
+        ], "full scale"
+      ),
+      (["tone", "-f", "1000", "-o", file("x.wav")], "--duration"),
+      (["tone", "--duration", "1", "-o", file("x.wav")], "--frequency"),
+      (["tone", "-f", "1000", "--duration", "1", "-o", file("x.txt")], "x.txt"),
+    ]
+    for item in cases {
+      let result = try MicLoopBinary.run(item.arguments)
+      #expect(result.status != 0, "\(item.arguments) exited 0")
+      #expect(result.errorLines.count == 1, "\(item.arguments): \(result.errorOutput)")
+      #expect(
+        result.errorOutput.contains(item.mentions), "\(item.arguments): \(result.errorOutput)")
+    }
+  }
+
+  /// Live: the tone heard on the speaker's monitor has the requested level.
+  @Test func toneOnTheVirtualSpeakerHasTheRequestedLevel() throws {
+    let devices = try VirtualDevices()
+    let meter = try devices.startMicloop([
+      "meter", "-D", "pulse:spk.monitor", "--json", "--duration", "6", "--interval", "0.1",
+    ])
+    usleep(1_500_000)
+    let tone = try devices.micloop([
+      "tone", "-f", "1000", "--level-db", "-12", "--duration", "2", "-D", "pulse:spk",
+    ])
+    #expect(tone.status == 0, "\(tone.errorOutput)")
+    let result = meter.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let peaks = result.output.split(separator: "\n").compactMap { line -> Double? in
+      guard line.contains("\"event\":\"level\""),
+        let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+      else { return nil }
+      return object["peak_dbfs"] as? Double
+    }
+    let loud = peaks.filter { $0 > -30 }
+    // About 2 s of tone in 0.1 s readings, each at -12 dBFS.
+    #expect(loud.count >= 15, "\(peaks)")
+    #expect(loud.allSatisfy { abs($0 - -12) < 0.1 }, "\(loud)")
+  }
+}
