@@ -64,68 +64,27 @@ struct Tone: ParsableCommand {
   }
 
   func run() throws {
-    let amplitude = Float(Decibels.amplitude(levelDecibels))
-    let tones = frequency.map { (frequency: $0, amplitude: amplitude) }
+    let segment = ToneSegment(
+      symbol: "~", frequencies: frequency, duration: duration?.value ?? .infinity, gap: 0)
+    let source = ToneSource(
+      segments: [segment], amplitude: Float(Decibels.amplitude(levelDecibels)),
+      sampleRate: devices.rate,
+      channelCount: devices.channels)
     let description = frequency.map { "\(DecimalFormatting.fixed($0, places: 2)) Hz" }.joined(
       separator: " + ")
-    if let output { return try writeFile(output, tones: tones, description: description) }
-    try play(tones: tones, description: description)
-  }
-
-  private func writeFile(
-    _ path: String, tones: [(frequency: Double, amplitude: Float)], description: String
-  ) throws {
-    let rate = devices.rate
-    let channels = devices.channels
-    let source = ToneSource(
-      tones: tones, sampleRate: rate, channelCount: channels, duration: duration?.value,
-      maximumPeriod: 4096)
-    let writer: AudioFileWriter
-    do {
-      writer = try AudioFileWriter(path: path, sampleRate: Double(rate), channelCount: channels)
-    } catch { throw CommandFailure(message: error.description) }
-    defer { writer.close() }
-    let total = source.totalFrames ?? 0
-    var block = [Float](repeating: 0, count: 4096 * channels)
-    var written = 0
-    while written < total {
-      let count = min(4096, total - written)
-      block.withUnsafeMutableBufferPointer {
-        source.render(into: $0.baseAddress!, frameCount: count)
-      }
-      do {
-        try block.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frameCount: count) }
-      } catch let error as AudioFileError { throw CommandFailure(message: error.description) }
-      written += count
+    let level = "\(DecimalFormatting.fixed(levelDecibels, places: 1)) dBFS"
+    if let output {
+      let written = try TonePlayback.write(source, to: output)
+      StandardOutput.write(
+        "Wrote \(description) at \(level), \(written) frames (\(DecimalFormatting.fixed(Double(written) / Double(devices.rate), places: 3)) s) to \(output)"
+      )
+      return
     }
-    StandardOutput.write(
-      "Wrote \(description) at \(DecimalFormatting.fixed(levelDecibels, places: 1)) dBFS, \(written) frames (\(DecimalFormatting.fixed(Double(written) / Double(rate), places: 3)) s) to \(path)"
-    )
-  }
-
-  private func play(tones: [(frequency: Double, amplitude: Float)], description: String) throws {
-    SignalTrap.install()
     let configuration = devices.configuration(input: false, output: true)
-    let source = ToneSource(
-      tones: tones, sampleRate: configuration.sampleRate,
-      channelCount: configuration.outputChannelCount,
-      duration: duration?.value, maximumPeriod: 4096)
-    let unit = DuplexUnit(configuration: configuration, client: source)
-    do {
-      try unit.initialize()
-      try unit.start()
-    } catch { throw CommandFailure(message: error.description) }
-    StandardOutput.write(
-      "Playing \(description) at \(DecimalFormatting.fixed(levelDecibels, places: 1)) dBFS on \(configuration.playbackDevice)"
+    try TonePlayback.play(
+      source, configuration: configuration,
+      announce: "Playing \(description) at \(level) on \(configuration.playbackDevice)"
         + (duration.map { " for \(DecimalFormatting.fixed($0.value, places: 3)) s" }
-          ?? " (Ctrl-C stops)"),
-      flush: true)
-    while unit.isRunning && !source.isDone.load(ordering: .acquiring) {
-      if interruptRequested.load(ordering: .relaxed) { source.requestStop() }
-      usleep(10_000)
-    }
-    // Let what is queued be heard before closing.
-    unit.stopAfterDrain()
-    if let failure = unit.failure { throw CommandFailure(message: failure.description) }
+          ?? " (Ctrl-C stops)"))
   }
 }

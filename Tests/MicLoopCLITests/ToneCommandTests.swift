@@ -92,4 +92,34 @@ import Testing
     #expect(loud.count >= 15, "\(peaks)")
     #expect(loud.allSatisfy { abs($0 - -12) < 0.1 }, "\(loud)")
   }
+
+  /// Live: DTMF sent into the virtual microphone is recorded by loopback and
+  /// decoded exactly by multimon-ng.
+  @Test func dtmfSentIntoTheVirtualMicrophoneIsDecoded() throws {
+    let devices = try VirtualDevices()
+    let recording = file("sent.wav")
+    let loop = try devices.startMicloop([
+      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--record",
+      recording,
+      "--duration", "5",
+    ])
+    usleep(2_000_000)
+    let send = try devices.micloop(["send", "--plan", "dtmf", "123#", "-D", "pulse:mic"])
+    #expect(send.status == 0, "\(send.errorOutput)")
+    let result = loop.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/multimon-ng")
+    process.arguments = ["-q", "-t", "wav", "-a", "DTMF", recording]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    let digits = text.split(separator: "\n").compactMap {
+      $0.hasPrefix("DTMF: ") ? $0.dropFirst(6) : nil
+    }
+    #expect(digits.joined() == "123#", "\(text)")
+  }
 }

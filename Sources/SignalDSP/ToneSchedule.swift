@@ -1,0 +1,97 @@
+/// One tone of an encoded message: what it stands for, its frequencies, how
+/// long it sounds and the silence after it. Pure data; any thread.
+public struct ToneSegment: Sendable, Equatable {
+  /// The symbol as sent (in 5-tone plans a repeated digit is sent as the repeat symbol).
+  public var symbol: Character
+  public var frequencies: [Double]
+  public var duration: Double
+  public var gap: Double
+
+  public init(symbol: Character, frequencies: [Double], duration: Double, gap: Double) {
+    self.symbol = symbol
+    self.frequencies = frequencies
+    self.duration = duration
+    self.gap = gap
+  }
+}
+
+/// Why a message cannot be sent with a plan.
+public struct TonePlanError: Error, Sendable, CustomStringConvertible {
+  public var description: String
+}
+
+extension TonePlan {
+  /// The tones that send `text`, with the plan's timing unless `toneDuration`
+  /// or `gapDuration` override it. Refuses symbols the plan does not have
+  /// and tones at or above half the sample rate, naming every one of them.
+  public func schedule(
+    for text: String, sampleRate: Double, toneDuration: Double? = nil, gapDuration: Double? = nil
+  ) throws(TonePlanError) -> [ToneSegment] {
+    let tone = toneDuration ?? self.toneDuration
+    let gap = gapDuration ?? self.gapDuration
+    guard !text.isEmpty else {
+      throw TonePlanError(description: "nothing to send: give the text to send")
+    }
+    var message = Array(text)
+    if case .dualTone = kind { message = message.map { Character($0.uppercased()) } }
+    if case .sequential = kind { message = message.map { Character($0.uppercased()) } }
+    var unknown = [Character]()
+    var tooHigh = [(Character, Double)]()
+    for symbol in message {
+      guard let frequencies = frequencies(of: symbol) else {
+        if !unknown.contains(symbol) { unknown.append(symbol) }
+        continue
+      }
+      if let highest = frequencies.max(), highest >= sampleRate / 2,
+        !tooHigh.contains(where: { $0.0 == symbol })
+      {
+        tooHigh.append((symbol, highest))
+      }
+    }
+    if !unknown.isEmpty {
+      let listed = unknown.map { "'\($0)'" }.joined(separator: ", ")
+      throw TonePlanError(
+        description: "plan \(name) cannot send \(listed); it sends \(alphabetDescription)")
+    }
+    if !tooHigh.isEmpty {
+      let listed = tooHigh.map { "'\($0.0)' (\(Int($0.1.rounded())) Hz)" }.joined(separator: ", ")
+      throw TonePlanError(
+        description:
+          "plan \(name) cannot send \(listed) at \(Int(sampleRate)) Hz: above \(Int(sampleRate / 2)) Hz; use a higher --rate or other characters"
+      )
+    }
+    var segments = [ToneSegment]()
+    switch kind {
+    case .dualTone, .arbitrary:
+      for symbol in message {
+        segments.append(
+          ToneSegment(
+            symbol: symbol, frequencies: frequencies(of: symbol)!, duration: tone, gap: gap))
+      }
+    case .sequential(let repeatSymbol):
+      var previous: Character?
+      for symbol in message {
+        let sent = symbol == previous ? repeatSymbol : symbol
+        previous = sent == repeatSymbol && symbol != repeatSymbol ? nil : symbol
+        segments.append(
+          ToneSegment(symbol: sent, frequencies: frequencies(of: sent)!, duration: tone, gap: gap))
+      }
+    case .characterCode(let marker, _, _):
+      for symbol in message {
+        segments.append(ToneSegment(symbol: "^", frequencies: [marker], duration: tone, gap: 0))
+        segments.append(
+          ToneSegment(
+            symbol: symbol, frequencies: frequencies(of: symbol)!, duration: tone, gap: gap))
+      }
+    }
+    return segments
+  }
+
+  /// The symbols this plan sends, for error messages.
+  public var alphabetDescription: String {
+    switch kind {
+    case .characterCode: return "printable ASCII characters"
+    default: return String(symbols.map(\.symbol))
+    }
+  }
+}
