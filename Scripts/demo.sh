@@ -28,6 +28,6 @@ virtual_devices_start
 echo "Virtual microphone: pulse:mic.monitor   virtual speaker: pulse:spk"
 echo "Running: micloop loopback --meter --capture pulse:mic.monitor --playback pulse:spk --duration 15"
 echo
-aplay -q -D pulse:mic "$work/speech.wav" &
+aplay -q -D pulse:mic "$work/speech.wav" 2>/dev/null &
 player=$!
 "$MICLOOP" loopback --meter --capture pulse:mic.monitor --playback pulse:spk --duration 15
