@@ -200,8 +200,8 @@ def loopback_section(micloop, work, seconds):
               "runs libpulse's threads inside the process. alsaloop, a C program, needs about as much memory "
               "as micloop through it, so most of the resident set is the plugin's; and a profile of micloop "
               "(`perf record`) shows its CPU time almost all in the kernel — futex, eventfd, pipe and poll "
-              "calls the plugin makes for every 128-frame period. On a hardware device (`hw:`) that cost is "
-              "not paid. alsaloop's CPU is a busy loop: it polls without sleeping in its `-S 0` mode."]
+              "calls the plugin makes for every 128-frame period. A hardware device (`hw:`) is driven without "
+              "that plugin; there is none on this machine to measure. alsaloop's CPU is a busy loop: it polls without sleeping in its `-S 0` mode."]
     lines += ["", f"Lowest buffering that ran {seconds} s with no xrun (trying the smallest first):", "",
               "| tool | settings | buffering ms |", "|---|---|---|"]
     for tool, settings, buffering in lowest:
