@@ -21,6 +21,7 @@ let package = Package(
       name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
     .target(
       name: "SignalDSP",
+      dependencies: ["CFFTW"],
       swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
     .target(
       name: "DuplexIO",

@@ -1,0 +1,160 @@
+internal import CFFTW
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The strongest spectral component in a band of one analysed frame.
+public struct SpectralPeak: Sendable, Equatable {
+  /// Frequency in Hz, refined between bins.
+  public var frequency: Double
+  /// Peak amplitude of the sine it stands for (1.0 = full scale).
+  public var amplitude: Double
+  /// Power in the peak's main lobe, in the analyser's units (for shares).
+  public var lobePower: Double
+}
+
+/// Short-time spectra of one frame length: a Hann window and an FFTW
+/// real-to-complex transform planned once in `init`. `analyze` windows a
+/// frame and keeps its power spectrum for the peak and band queries.
+///
+/// Owned by one thread at a time; `analyze` and the queries never allocate.
+public final class SpectrumAnalyzer {
+  /// Samples per frame (also the transform size).
+  public let frameLength: Int
+  public let sampleRate: Double
+  /// Hz between bins.
+  public let binWidth: Double
+  private let window: UnsafeMutablePointer<Float>
+  private let input: UnsafeMutablePointer<Float>
+  private let output: UnsafeMutablePointer<fftwf_complex>
+  private let power: UnsafeMutablePointer<Double>
+  private let plan: fftwf_plan
+  /// Converts main-lobe power into a sine's squared amplitude.
+  private let amplitudeScale: Double
+
+  /// FFTW's planner is not thread-safe; transforms are.
+  private static let plannerLock = Mutex(())
+
+  /// - Parameters:
+  ///   - frameLength: samples per frame; `friendlyLength(near:)` picks a fast one.
+  ///   - sampleRate: Hz, for converting bins to frequencies.
+  public init(frameLength: Int, sampleRate: Double) {
+    precondition(frameLength >= 8, "a frame needs at least 8 samples")
+    self.frameLength = frameLength
+    self.sampleRate = sampleRate
+    binWidth = sampleRate / Double(frameLength)
+    window = .allocate(capacity: frameLength)
+    var sumOfSquares = 0.0
+    for n in 0..<frameLength {
+      // Periodic Hann: its bins are exactly two wide, so a main lobe spans five.
+      let value = 0.5 - 0.5 * cos(2 * Double.pi * Double(n) / Double(frameLength))
+      window[n] = Float(value)
+      sumOfSquares += value * value
+    }
+    amplitudeScale = 4 / (Double(frameLength) * sumOfSquares)
+    input = fftwf_alloc_real(frameLength)!
+    output = fftwf_alloc_complex(frameLength / 2 + 1)!
+    power = .allocate(capacity: frameLength / 2 + 1)
+    power.initialize(repeating: 0, count: frameLength / 2 + 1)
+    let length = Int32(frameLength)
+    nonisolated(unsafe) let input = input
+    nonisolated(unsafe) let output = output
+    nonisolated(unsafe) var planned: fftwf_plan?
+    Self.plannerLock.withLock { _ in
+      planned = fftwf_plan_dft_r2c_1d(length, input, output, UInt32(FFTW_ESTIMATE))
+    }
+    plan = planned!
+  }
+
+  deinit {
+    nonisolated(unsafe) let plan = plan
+    Self.plannerLock.withLock { _ in fftwf_destroy_plan(plan) }
+    fftwf_free(input)
+    fftwf_free(output)
+    window.deallocate()
+    power.deallocate()
+  }
+
+  /// The nearest length to `target` that has only the prime factors 2, 3,
+  /// 5 and 7, which FFTW transforms fastest.
+  public static func friendlyLength(near target: Int) -> Int {
+    func isSmooth(_ value: Int) -> Bool {
+      var rest = value
+      for prime in [2, 3, 5, 7] { while rest % prime == 0 { rest /= prime } }
+      return rest == 1
+    }
+    let start = max(8, target)
+    for offset in 0..<start {
+      if isSmooth(start - offset) && start - offset >= 8 { return start - offset }
+      if isSmooth(start + offset) { return start + offset }
+    }
+    return start
+  }
+
+  /// Windows and transforms one frame given as two contiguous pieces (the
+  /// two halves of a ring), `first.count + second.count == frameLength`.
+  public func analyze(_ first: UnsafeBufferPointer<Float>, _ second: UnsafeBufferPointer<Float>) {
+    var n = 0
+    for index in 0..<first.count {
+      input[n] = first[index] * window[n]
+      n += 1
+    }
+    for index in 0..<second.count {
+      input[n] = second[index] * window[n]
+      n += 1
+    }
+    fftwf_execute(plan)
+    for bin in 0...(frameLength / 2) {
+      let re = Double(output[bin].0)
+      let im = Double(output[bin].1)
+      power[bin] = re * re + im * im
+    }
+  }
+
+  /// The complex value of `bin` in the last frame analysed.
+  public func value(atBin bin: Int) -> (re: Double, im: Double) {
+    (Double(output[bin].0), Double(output[bin].1))
+  }
+
+  /// The bin nearest `frequency`, clamped to the spectrum.
+  public func bin(of frequency: Double) -> Int {
+    min(frameLength / 2, max(0, Int((frequency / binWidth).rounded())))
+  }
+
+  /// Total power of the bins from `lower` to `upper` Hz.
+  public func bandPower(from lower: Double, to upper: Double) -> Double {
+    var sum = 0.0
+    for bin in bin(of: lower)...max(bin(of: lower), bin(of: upper)) { sum += power[bin] }
+    return sum
+  }
+
+  /// The strongest peak between `lower` and `upper` Hz, its frequency refined
+  /// by a parabola through the log powers of the peak bin and its two
+  /// neighbours; `nil` when the band is silent.
+  public func peak(from lower: Double, to upper: Double) -> SpectralPeak? {
+    let last = frameLength / 2
+    let low = max(1, bin(of: lower))
+    let high = max(low, bin(of: upper))
+    var best = low
+    for bin in low...high where power[bin] > power[best] { best = bin }
+    guard power[best] > 0 else { return nil }
+    // The spectrum of a real signal mirrors at 0 and at half the rate.
+    let left = power[best - 1]
+    let right = best < last ? power[best + 1] : power[best - 1]
+    var offset = 0.0
+    if left > 0 && right > 0 {
+      let a = log(left)
+      let b = log(power[best])
+      let c = log(right)
+      let curvature = a - 2 * b + c
+      if curvature < 0 { offset = max(-0.5, min(0.5, 0.5 * (a - c) / curvature)) }
+    }
+    var lobe = 0.0
+    for bin in max(0, best - 2)...min(last, best + 2) { lobe += power[bin] }
+    return SpectralPeak(
+      frequency: (Double(best) + offset) * binWidth,
+      amplitude: (lobe * amplitudeScale).squareRoot(), lobePower: lobe)
+  }
+}

@@ -1,0 +1,66 @@
+/// One decoded tone (a DTMF digit, one tone of a 5-tone call, one Handshake
+/// character). Pure data; any thread.
+public struct DecodedTone: Sendable, Equatable {
+  /// The plan's name, as `--plan` spells it.
+  public var plan: String
+  /// Seconds from the start of the stream to the tone's start.
+  public var time: Double
+  public var duration: Double
+  /// The symbol as received (in 5-tone plans the repeat tone is its own symbol).
+  public var symbol: Character
+  /// Measured frequencies in Hz (two for DTMF: low group, high group).
+  public var frequencies: [Double]
+  /// Peak level of each tone in dBFS, in the order of `frequencies`.
+  public var levels: [Double]
+}
+
+/// A whole decoded message of a 5-tone or Handshake plan. Pure data.
+public struct DecodedSequence: Sendable, Equatable {
+  public var plan: String
+  /// Seconds from the start of the stream to the first tone.
+  public var time: Double
+  public var duration: Double
+  /// The message, with repeat tones expanded ("12335").
+  public var text: String
+  /// The symbols as received ("123E5").
+  public var symbols: String
+}
+
+/// What the tone decoder reports, in stream order.
+public enum ToneDecoderEvent: Sendable, Equatable {
+  case tone(DecodedTone)
+  case sequence(DecodedSequence)
+
+  /// Seconds from the start of the stream.
+  public var time: Double {
+    switch self {
+    case .tone(let tone): return tone.time
+    case .sequence(let sequence): return sequence.time
+    }
+  }
+}
+
+/// The decisions of the tone decoder; every field has a default that
+/// follows the plans' standards.
+public struct ToneDetectionSettings: Sendable {
+  /// The largest frequency error accepted, relative to the nominal tone.
+  /// DTMF (ITU-T Q.24) must accept 1.5 % and reject 3.5 %: 2.5 % sits
+  /// between them with room for the estimate's own error.
+  public var frequencyTolerance = 0.025
+  /// Each tone must be at least this loud (dBFS).
+  public var minimumLevel = -50.0
+  /// The share of the band's power the plan's tones must hold in a frame.
+  public var minimumShare = 0.6
+  /// DTMF twist (high group relative to low group) accepted, in dB. The
+  /// standard accepts −8 to +4 dB; the 3 dB margin absorbs the level
+  /// estimate's noise at 6 dB SNR, where the weaker tone is below the noise.
+  public var twist: ClosedRange<Double> = -11...7
+  /// Shortest tone reported by plans without sequences, in seconds; `nil`
+  /// uses the plan's own (DTMF: 31 ms, between the 23 ms that must be
+  /// rejected and the 40 ms that must be accepted).
+  public var minimumDuration: Double?
+  /// Fewest tones in a valid 5-tone sequence.
+  public var minimumSequenceLength = 5
+
+  public init() {}
+}

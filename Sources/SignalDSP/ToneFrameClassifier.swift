@@ -1,0 +1,187 @@
+/// What one analysed frame holds for one plan: which symbol, at which
+/// measured frequencies and levels.
+struct FrameTone: Equatable {
+  /// Index into the plan's symbols; for character-code plans the ASCII
+  /// code, and 0 for the marker tone.
+  var symbol: Int
+  var frequencies: (Double, Double)
+  /// Levels in dBFS; the second is −∞ for single tones.
+  var levels: (Double, Double)
+  /// Both tones together, in dBFS.
+  var level: Double
+  /// Each tone's complex value at the bin of its nominal frequency: the
+  /// phase advance from frame to frame measures the frequency far more
+  /// finely than the bins do.
+  var phasors: ((re: Double, im: Double), (re: Double, im: Double)) = ((0, 0), (0, 0))
+
+  static func == (a: FrameTone, b: FrameTone) -> Bool { a.symbol == b.symbol }
+}
+
+/// Decides, frame by frame, whether a plan's tones are present: the
+/// strongest peak(s) in the plan's range must hold a share of the band's
+/// power, be loud enough, lie within the frequency tolerance of a nominal
+/// tone and, for DTMF, keep the twist within limits. Owned by the decoder.
+struct ToneFrameClassifier {
+  private enum Layout {
+    /// DTMF: one tone from each group; `symbols[low × highCount + high]`.
+    case dual(low: [Double], high: [Double], symbols: [Int])
+    /// One tone per symbol, nominal frequencies in symbol order.
+    case single(frequencies: [Double])
+    /// Marker plus `base + step × code`.
+    case characterCode(marker: Double, base: Double, step: Double)
+  }
+
+  private let layout: Layout
+  private let settings: ToneDetectionSettings
+  private let band: (Double, Double)
+  private let search: (Double, Double)
+  private let toleranceHz: [Double]
+
+  init(plan: TonePlan, sampleRate: Double, settings: ToneDetectionSettings) {
+    self.settings = settings
+    let nyquist = sampleRate / 2
+    let tolerance = settings.frequencyTolerance
+    switch plan.kind {
+    case .dualTone:
+      let low = Array(Set(plan.symbols.map { $0.frequencies[0] })).sorted()
+      let high = Array(Set(plan.symbols.map { $0.frequencies[1] })).sorted()
+      var symbols = [Int](repeating: -1, count: low.count * high.count)
+      for (index, entry) in plan.symbols.enumerated() {
+        let row = low.firstIndex(of: entry.frequencies[0])!
+        let column = high.firstIndex(of: entry.frequencies[1])!
+        symbols[row * high.count + column] = index
+      }
+      layout = .dual(low: low, high: high, symbols: symbols)
+      search = (low.first! * (1 - 2 * tolerance), high.last! * (1 + 2 * tolerance))
+      band = (min(300, low.first! * 0.5), min(nyquist, max(3400, high.last! * 1.5)))
+      toleranceHz = []
+    case .sequential, .arbitrary:
+      let frequencies = plan.symbols.map { $0.frequencies[0] }
+      layout = .single(frequencies: frequencies)
+      let lowest = frequencies.min()!
+      let highest = frequencies.max()!
+      search = (lowest * (1 - 2 * tolerance), min(nyquist, highest * (1 + 2 * tolerance)))
+      band = (min(300, lowest * 0.5), min(nyquist, max(3400, highest * 1.5)))
+      // Within the tolerance, and never past halfway to a neighbouring tone.
+      toleranceHz = frequencies.map { frequency in
+        let nearest = frequencies.filter { $0 != frequency }.map { abs($0 - frequency) }.min()
+        return min(frequency * tolerance, 0.45 * (nearest ?? .infinity))
+      }
+    case .characterCode(let marker, let base, let step):
+      layout = .characterCode(marker: marker, base: base, step: step)
+      search = (marker - step, min(nyquist, base + step * 127))
+      band = (marker - 1_000, nyquist)
+      toleranceHz = [0.4 * step]
+    }
+  }
+
+  /// The frame's tone for this plan, or `nil` when none qualifies.
+  func classify(_ spectrum: SpectrumAnalyzer) -> FrameTone? {
+    let bandPower = spectrum.bandPower(from: band.0, to: band.1)
+    guard bandPower > 0 else { return nil }
+    switch layout {
+    case .dual(let low, let high, let symbols):
+      guard
+        let lowPeak = spectrum.peak(from: search.0, to: (low.last! + high.first!) / 2),
+        let highPeak = spectrum.peak(from: (low.last! + high.first!) / 2, to: search.1),
+        (lowPeak.lobePower + highPeak.lobePower) / bandPower >= settings.minimumShare,
+        let row = nearest(lowPeak.frequency, in: low),
+        let column = nearest(highPeak.frequency, in: high)
+      else { return nil }
+      let lowLevel = Decibels.fromAmplitude(lowPeak.amplitude) ?? -.infinity
+      let highLevel = Decibels.fromAmplitude(highPeak.amplitude) ?? -.infinity
+      // One frame's levels are noisy; the run's mean decides the twist.
+      let twist = highLevel - lowLevel
+      guard min(lowLevel, highLevel) >= settings.minimumLevel,
+        twist >= settings.twist.lowerBound - 4, twist <= settings.twist.upperBound + 4
+      else { return nil }
+      let symbol = symbols[row * high.count + column]
+      guard symbol >= 0 else { return nil }
+      let combined =
+        (lowPeak.amplitude * lowPeak.amplitude + highPeak.amplitude * highPeak.amplitude)
+        .squareRoot()
+      return FrameTone(
+        symbol: symbol, frequencies: (lowPeak.frequency, highPeak.frequency),
+        levels: (lowLevel, highLevel), level: Decibels.fromAmplitude(combined) ?? -.infinity,
+        phasors: (
+          spectrum.value(atBin: spectrum.bin(of: low[row])),
+          spectrum.value(atBin: spectrum.bin(of: high[column]))
+        ))
+    case .single(let frequencies):
+      guard let peak = qualifyingPeak(bandPower: bandPower, spectrum) else { return nil }
+      var best = 0
+      for index in 1..<frequencies.count
+      where abs(frequencies[index] - peak.frequency) < abs(frequencies[best] - peak.frequency) {
+        best = index
+      }
+      guard abs(frequencies[best] - peak.frequency) <= 1.8 * toleranceHz[best] else { return nil }
+      return single(best, peak, nominal: frequencies[best], spectrum)
+    case .characterCode(let marker, let base, let step):
+      guard let peak = qualifyingPeak(bandPower: bandPower, spectrum) else { return nil }
+      if abs(peak.frequency - marker) <= toleranceHz[0] {
+        return single(0, peak, nominal: marker, spectrum)
+      }
+      let code = ((peak.frequency - base) / step).rounded()
+      guard code >= 32, code < 127,
+        abs(peak.frequency - (base + step * code)) <= toleranceHz[0]
+      else { return nil }
+      return single(Int(code), peak, nominal: base + step * code, spectrum)
+    }
+  }
+
+  private func qualifyingPeak(bandPower: Double, _ spectrum: SpectrumAnalyzer) -> SpectralPeak? {
+    guard let peak = spectrum.peak(from: search.0, to: search.1),
+      peak.lobePower / bandPower >= settings.minimumShare,
+      (Decibels.fromAmplitude(peak.amplitude) ?? -.infinity) >= settings.minimumLevel
+    else { return nil }
+    return peak
+  }
+
+  private func single(
+    _ symbol: Int, _ peak: SpectralPeak, nominal: Double, _ spectrum: SpectrumAnalyzer
+  ) -> FrameTone {
+    let level = Decibels.fromAmplitude(peak.amplitude) ?? -.infinity
+    return FrameTone(
+      symbol: symbol, frequencies: (peak.frequency, 0), levels: (level, -.infinity), level: level,
+      phasors: (spectrum.value(atBin: spectrum.bin(of: nominal)), (0, 0)))
+  }
+
+  /// The nominal frequencies of a frame symbol.
+  func nominalFrequencies(of symbol: Int) -> (Double, Double) {
+    switch layout {
+    case .dual(let low, let high, let symbols):
+      let cell = symbols.firstIndex(of: symbol)!
+      return (low[cell / high.count], high[cell % high.count])
+    case .single(let frequencies): return (frequencies[symbol], 0)
+    case .characterCode(let marker, let base, let step):
+      return (symbol == 0 ? marker : base + step * Double(symbol), 0)
+    }
+  }
+
+  /// Whether a whole run's measured frequencies are within tolerance:
+  /// frames pass with a looser test, the run's finer estimate decides.
+  func accepts(_ run: ToneRun) -> Bool {
+    let nominal = nominalFrequencies(of: run.symbol)
+    switch layout {
+    case .dual:
+      return abs(run.frequencies.0 / nominal.0 - 1) <= settings.frequencyTolerance
+        && abs(run.frequencies.1 / nominal.1 - 1) <= settings.frequencyTolerance
+        && settings.twist.contains(run.levels.1 - run.levels.0)
+    case .single:
+      return abs(run.frequencies.0 - nominal.0) <= toleranceHz[run.symbol]
+    case .characterCode:
+      return abs(run.frequencies.0 - nominal.0) <= toleranceHz[0]
+    }
+  }
+
+  /// The index of the nominal frequency within tolerance of `frequency`.
+  private func nearest(_ frequency: Double, in nominal: [Double]) -> Int? {
+    var best = 0
+    for index in 1..<nominal.count
+    where abs(nominal[index] - frequency) < abs(nominal[best] - frequency) {
+      best = index
+    }
+    let error = abs(nominal[best] - frequency) / nominal[best]
+    return error <= 1.8 * settings.frequencyTolerance ? best : nil
+  }
+}

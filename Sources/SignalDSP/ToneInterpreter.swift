@@ -1,0 +1,137 @@
+/// Turns one plan's tone runs into decoded tones and sequences: single
+/// tones (DTMF, `freq:`) need the minimum duration; 5-tone and Handshake
+/// tones are only reported inside a whole sequence that validates, so
+/// speech that briefly matches one tone reports nothing. Owned by the decoder.
+struct ToneInterpreter {
+  private let plan: TonePlan
+  private let settings: ToneDetectionSettings
+  private var pending: [ToneRun] = []
+
+  init(plan: TonePlan, settings: ToneDetectionSettings) {
+    self.plan = plan
+    self.settings = settings
+  }
+
+  /// The longest silence inside a sequence, in seconds.
+  var maximumGap: Double {
+    switch plan.kind {
+    case .sequential, .characterCode: return 0.5 * plan.toneDuration
+    case .dualTone, .arbitrary: return 0
+    }
+  }
+
+  /// The plan's symbol for a frame symbol index.
+  func character(_ symbol: Int) -> Character {
+    if case .characterCode = plan.kind {
+      return symbol == 0 ? "^" : Character(Unicode.Scalar(UInt8(symbol)))
+    }
+    return plan.symbols[symbol].symbol
+  }
+
+  mutating func take(_ run: ToneRun, emit: (ToneDecoderEvent) -> Void) {
+    switch plan.kind {
+    case .dualTone, .arbitrary:
+      let shortest = settings.minimumDuration ?? 0.031
+      if run.duration >= shortest { emit(.tone(decoded(run))) }
+    case .sequential, .characterCode:
+      guard run.duration >= 0.5 * plan.toneDuration else { return }
+      if let last = pending.last {
+        if run.start - last.end > maximumGap {
+          close(emit: emit)
+        } else if last.symbol == run.symbol {
+          pending[pending.count - 1].duration = run.end - last.start
+          return
+        }
+      }
+      pending.append(run)
+    }
+  }
+
+  /// Closes a sequence once `time` is past its possible continuation.
+  mutating func advance(to time: Double, emit: (ToneDecoderEvent) -> Void) {
+    if let last = pending.last, time - last.end > maximumGap { close(emit: emit) }
+  }
+
+  mutating func finish(emit: (ToneDecoderEvent) -> Void) { close(emit: emit) }
+
+  private func decoded(_ run: ToneRun, duration: Double? = nil) -> DecodedTone {
+    let isDual = run.levels.1.isFinite && plan.kind == .dualTone
+    return DecodedTone(
+      plan: plan.name, time: run.start, duration: duration ?? run.duration,
+      symbol: character(run.symbol),
+      frequencies: isDual ? [run.frequencies.0, run.frequencies.1] : [run.frequencies.0],
+      levels: isDual ? [run.levels.0, run.levels.1] : [run.levels.0])
+  }
+
+  private mutating func close(emit: (ToneDecoderEvent) -> Void) {
+    defer { pending.removeAll(keepingCapacity: true) }
+    guard !pending.isEmpty else { return }
+    switch plan.kind {
+    case .sequential(let repeatSymbol): closeSelectiveCall(repeatSymbol: repeatSymbol, emit: emit)
+    case .characterCode: closeCharacters(emit: emit)
+    case .dualTone, .arbitrary: return
+    }
+  }
+
+  /// 5-tone: enough tones, back to back, every inner tone of standard length.
+  private func closeSelectiveCall(repeatSymbol: Character, emit: (ToneDecoderEvent) -> Void) {
+    guard pending.count >= settings.minimumSequenceLength else { return }
+    // A tone lasts from the middle of the gap before it to the middle of the gap after it.
+    var spans = [Double]()
+    for index in pending.indices {
+      let start =
+        index == 0 ? pending[index].start : (pending[index - 1].end + pending[index].start) / 2
+      let end =
+        index == pending.count - 1
+        ? pending[index].end : (pending[index].end + pending[index + 1].start) / 2
+      spans.append(end - start)
+    }
+    let nominal = plan.toneDuration
+    for (index, span) in spans.enumerated() {
+      let isInner = index > 0 && index < spans.count - 1
+      guard span >= 0.6 * nominal, !isInner || span <= 1.6 * nominal else { return }
+    }
+    var symbols = ""
+    var text = ""
+    var previous: Character?
+    for (index, run) in pending.enumerated() {
+      let symbol = character(run.symbol)
+      emit(.tone(decoded(run, duration: spans[index])))
+      symbols.append(symbol)
+      let expanded = symbol == repeatSymbol ? (previous ?? symbol) : symbol
+      text.append(expanded)
+      previous = expanded
+    }
+    emit(
+      .sequence(
+        DecodedSequence(
+          plan: plan.name, time: pending[0].start, duration: pending.last!.end - pending[0].start,
+          text: text, symbols: symbols)))
+  }
+
+  /// Handshake: every character tone must follow a marker tone.
+  private func closeCharacters(emit: (ToneDecoderEvent) -> Void) {
+    let nominal = plan.toneDuration
+    func isStandard(_ run: ToneRun) -> Bool {
+      run.duration >= 0.5 * nominal && run.duration <= 2 * nominal
+    }
+    var text = ""
+    var first: ToneRun?
+    for index in pending.indices.dropFirst() {
+      let marker = pending[index - 1]
+      let run = pending[index]
+      guard marker.symbol == 0, run.symbol != 0, isStandard(marker), isStandard(run) else {
+        continue
+      }
+      if first == nil { first = marker }
+      emit(.tone(decoded(run)))
+      text.append(character(run.symbol))
+    }
+    guard let first, !text.isEmpty else { return }
+    emit(
+      .sequence(
+        DecodedSequence(
+          plan: plan.name, time: first.start, duration: pending.last!.end - first.start,
+          text: text, symbols: text)))
+  }
+}
