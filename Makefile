@@ -7,7 +7,7 @@ DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	multimon-ng libspandsp-dev gcc python3 python3-numpy hyperfine time
 RELEASE_BIN := .build/release/micloop
 
-.PHONY: setup build debug test unit-test talk-eval bench demo format install clean
+.PHONY: setup build debug test unit-test talk-eval talkoff-eval bench demo format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -25,8 +25,8 @@ build: setup
 debug: setup
 	$(SWIFT) build
 
-## test: unit, end-to-end and live tests, then the talk-detection evaluation
-test: build unit-test talk-eval
+## test: unit, end-to-end and live tests, then the talk-detection and talk-off evaluations
+test: build unit-test talk-eval talkoff-eval
 
 unit-test: setup
 	$(SWIFT) build
@@ -35,6 +35,10 @@ unit-test: setup
 ## talk-eval: talk detection on synthetic speech in noise; fails below the targets
 talk-eval: build
 	python3 Scripts/talk_eval.py --micloop $(RELEASE_BIN) --check
+
+## talkoff-eval: ten minutes of speech must decode as no tone in any plan
+talkoff-eval: build
+	python3 Scripts/talkoff_eval.py --micloop $(RELEASE_BIN) --check
 
 ## demo: micloop loopback --meter live on virtual devices (no sound card needed)
 demo: build

@@ -68,6 +68,8 @@ public struct LiveSettings: Sendable {
   public var isRecording = false
   /// Seconds of audio the recording ring holds while the control thread catches up.
   public var recordingBuffer = 4.0
+  /// Hand a mono mix of the input to the control thread (tone decoding).
+  public var isAnalyzing = false
 
   public init() {}
 }
@@ -87,6 +89,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   public let events = SPSCRing<LiveEvent>(capacity: 4096)
   /// The captured input, interleaved, for a recording (when enabled).
   public let recording: SPSCRing<Float>?
+  /// The captured input folded to mono, for analysis on the control thread.
+  public let analysis: SPSCRing<Float>?
   /// Frames captured so far.
   public let framesProcessed = Atomic<Int>(0)
   /// Requested gain (Float bit pattern, linear); ramped on the audio thread.
@@ -98,6 +102,7 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
 
   private let meter: MeterProcessor?
   private let input: UnsafeMutableBufferPointer<Float>
+  private let mono: UnsafeMutablePointer<Float>
   private var gain: GainRamp
   private var appliedTarget: UInt32
   private var wasMuted = false
@@ -116,6 +121,11 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
       gain: linear, rampSamples: max(1, format.sampleRate / 200), isLimiting: settings.isLimiting)
     input = .allocate(capacity: maximumPeriod * format.channelCount)
     input.initialize(repeating: 0)
+    mono = .allocate(capacity: maximumPeriod)
+    mono.initialize(repeating: 0, count: maximumPeriod)
+    analysis =
+      settings.isAnalyzing
+      ? SPSCRing(capacity: Int(settings.recordingBuffer * Double(format.sampleRate))) : nil
     meter = settings.meter.map {
       MeterProcessor(
         sampleRate: Double(format.sampleRate), channelCount: format.channelCount, settings: $0,
@@ -128,7 +138,10 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
       : nil
   }
 
-  deinit { input.deallocate() }
+  deinit {
+    input.deallocate()
+    mono.deallocate()
+  }
 
   /// Sets the gain in dB (any thread).
   public func setGain(decibels: Double) {
@@ -147,6 +160,11 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     let base = input.baseAddress!
     captured.render(into: base)
     recording?.push(base, count: samples)
+    if let analysis {
+      MonoMix.mix(
+        base, frameCount: frames, channelCount: format.channelCount, channel: nil, into: mono)
+      analysis.push(mono, count: frames)
+    }
     inputTap?(UnsafeBufferPointer(start: base, count: samples), timeStamp.sampleTime)
     if let meter {
       let copy = input.baseAddress!

@@ -59,10 +59,12 @@ public final class LiveSession {
   }
 
   /// Runs until Ctrl-C, `duration` seconds of input, a device failure, or
-  /// `shouldStop` returning true. `onEvent` gets meter events, `onXrun`
-  /// xruns, `onTick` is called every cycle (for keys and redraws).
+  /// `shouldStop` returning true. `onEvent` gets meter events, `onInput`
+  /// the mono input (when analysing), `onXrun` xruns, `onTick` is called
+  /// every cycle (for keys and redraws).
   public func run(
     duration: Double?, recorder: AudioFileWriter?, onEvent: (MeterEvent) -> Void,
+    onInput: (UnsafeBufferPointer<Float>) -> Void = { _ in },
     onXrun: (Bus, Double) -> Void = { _, _ in }, onTick: () -> Bool = { false }
   ) throws(ALSAError) -> Outcome {
     let rate = Double(configuration.sampleRate)
@@ -74,9 +76,16 @@ public final class LiveSession {
     var seenUnderruns = 0
     var interrupted = false
 
+    var analysed: Int64 = 0
     func drain() {
       processor.events.drain { events in
         for event in events { onEvent(event.meterEvent) }
+      }
+      processor.analysis?.drain { samples in
+        var count = samples.count
+        if let frameLimit { count = Int(max(0, min(Int64(count), frameLimit - analysed))) }
+        analysed += Int64(count)
+        if count > 0 { onInput(UnsafeBufferPointer(rebasing: samples[..<count])) }
       }
       guard let recorder, let ring = processor.recording, recordingFailure == nil else { return }
       ring.drain { samples in

@@ -30,6 +30,7 @@ public final class SpectrumAnalyzer {
   private let input: UnsafeMutablePointer<Float>
   private let output: UnsafeMutablePointer<fftwf_complex>
   private let power: UnsafeMutablePointer<Double>
+  private let scratch: UnsafeMutablePointer<Double>
   private let plan: fftwf_plan
   /// Converts main-lobe power into a sine's squared amplitude.
   private let amplitudeScale: Double
@@ -58,6 +59,7 @@ public final class SpectrumAnalyzer {
     output = fftwf_alloc_complex(frameLength / 2 + 1)!
     power = .allocate(capacity: frameLength / 2 + 1)
     power.initialize(repeating: 0, count: frameLength / 2 + 1)
+    scratch = .allocate(capacity: frameLength / 2 + 1)
     let length = Int32(frameLength)
     nonisolated(unsafe) let input = input
     nonisolated(unsafe) let output = output
@@ -75,6 +77,7 @@ public final class SpectrumAnalyzer {
     fftwf_free(output)
     window.deallocate()
     power.deallocate()
+    scratch.deallocate()
   }
 
   /// The nearest length to `target` that has only the prime factors 2, 3,
@@ -128,6 +131,38 @@ public final class SpectrumAnalyzer {
     var sum = 0.0
     for bin in bin(of: lower)...max(bin(of: lower), bin(of: upper)) { sum += power[bin] }
     return sum
+  }
+
+  /// The power of the broadband noise in the bins from `lower` to `upper`
+  /// Hz, estimated from their 30th percentile: a noise bin's power is
+  /// exponentially distributed, and tones and harmonics only lift the top.
+  public func noisePower(from lower: Double, to upper: Double) -> Double {
+    let low = bin(of: lower)
+    let count = max(low, bin(of: upper)) - low + 1
+    for index in 0..<count { scratch[index] = power[low + index] }
+    let rank = count * 3 / 10
+    // Quickselect: the bin of that rank, in place.
+    var left = 0
+    var right = count - 1
+    while left < right {
+      let pivot = scratch[(left + right) / 2]
+      var i = left
+      var j = right
+      while i <= j {
+        while scratch[i] < pivot { i += 1 }
+        while scratch[j] > pivot { j -= 1 }
+        if i <= j {
+          let swap = scratch[i]
+          scratch[i] = scratch[j]
+          scratch[j] = swap
+          i += 1
+          j -= 1
+        }
+      }
+      if rank <= j { right = j } else if rank >= i { left = i } else { break }
+    }
+    // The 30th percentile of an exponential distribution is 0.357 × its mean.
+    return scratch[rank] / 0.357 * Double(count)
   }
 
   /// The strongest peak between `lower` and `upper` Hz, its frequency refined

@@ -51,6 +51,9 @@ public struct ToneDetectionSettings: Sendable {
   public var minimumLevel = -50.0
   /// The share of the band's power the plan's tones must hold in a frame.
   public var minimumShare = 0.6
+  /// The mean share a whole DTMF tone must hold: speech can put two
+  /// harmonics on DTMF frequencies for a frame or two, never this cleanly.
+  public var minimumRunShare = 0.9
   /// DTMF twist (high group relative to low group) accepted, in dB. The
   /// standard accepts −8 to +4 dB; the 3 dB margin absorbs the level
   /// estimate's noise at 6 dB SNR, where the weaker tone is below the noise.

@@ -9,6 +9,8 @@ struct FrameTone: Equatable {
   var levels: (Double, Double)
   /// Both tones together, in dBFS.
   var level: Double
+  /// The tones' share of the band's power.
+  var share: Double = 1
   /// Each tone's complex value at the bin of its nominal frequency: the
   /// phase advance from frame to frame measures the frequency far more
   /// finely than the bins do.
@@ -53,7 +55,7 @@ struct ToneFrameClassifier {
       }
       layout = .dual(low: low, high: high, symbols: symbols)
       search = (low.first! * (1 - 2 * tolerance), high.last! * (1 + 2 * tolerance))
-      band = (min(300, low.first! * 0.5), min(nyquist, max(3400, high.last! * 1.5)))
+      band = (100, min(nyquist, max(3400, high.last! * 1.5)))
       toleranceHz = []
     case .sequential, .arbitrary:
       let frequencies = plan.symbols.map { $0.frequencies[0] }
@@ -77,17 +79,24 @@ struct ToneFrameClassifier {
 
   /// The frame's tone for this plan, or `nil` when none qualifies.
   func classify(_ spectrum: SpectrumAnalyzer) -> FrameTone? {
-    let bandPower = spectrum.bandPower(from: band.0, to: band.1)
-    guard bandPower > 0 else { return nil }
+    // Shares count only power above the noise floor: white noise does not
+    // make a tone less of a tone, speech's other harmonics do.
+    let rawPower = spectrum.bandPower(from: band.0, to: band.1)
+    guard rawPower > 0 else { return nil }
+    let noise = spectrum.noisePower(from: band.0, to: band.1)
+    let noisePerBin = noise / Double(spectrum.bin(of: band.1) - spectrum.bin(of: band.0) + 1)
+    let bandPower = max(rawPower - noise, rawPower * 1e-3)
+    func tonal(_ peak: SpectralPeak) -> Double { max(0, peak.lobePower - 5 * noisePerBin) }
     switch layout {
     case .dual(let low, let high, let symbols):
       guard
         let lowPeak = spectrum.peak(from: search.0, to: (low.last! + high.first!) / 2),
         let highPeak = spectrum.peak(from: (low.last! + high.first!) / 2, to: search.1),
-        (lowPeak.lobePower + highPeak.lobePower) / bandPower >= settings.minimumShare,
+        (tonal(lowPeak) + tonal(highPeak)) / bandPower >= settings.minimumShare,
         let row = nearest(lowPeak.frequency, in: low),
         let column = nearest(highPeak.frequency, in: high)
       else { return nil }
+      let share = (tonal(lowPeak) + tonal(highPeak)) / bandPower
       let lowLevel = Decibels.fromAmplitude(lowPeak.amplitude) ?? -.infinity
       let highLevel = Decibels.fromAmplitude(highPeak.amplitude) ?? -.infinity
       // One frame's levels are noisy; the run's mean decides the twist.
@@ -103,12 +112,13 @@ struct ToneFrameClassifier {
       return FrameTone(
         symbol: symbol, frequencies: (lowPeak.frequency, highPeak.frequency),
         levels: (lowLevel, highLevel), level: Decibels.fromAmplitude(combined) ?? -.infinity,
+        share: share,
         phasors: (
           spectrum.value(atBin: spectrum.bin(of: low[row])),
           spectrum.value(atBin: spectrum.bin(of: high[column]))
         ))
     case .single(let frequencies):
-      guard let peak = qualifyingPeak(bandPower: bandPower, spectrum) else { return nil }
+      guard let peak = qualifyingPeak(bandPower: bandPower, tonal, spectrum) else { return nil }
       var best = 0
       for index in 1..<frequencies.count
       where abs(frequencies[index] - peak.frequency) < abs(frequencies[best] - peak.frequency) {
@@ -117,7 +127,7 @@ struct ToneFrameClassifier {
       guard abs(frequencies[best] - peak.frequency) <= 1.8 * toleranceHz[best] else { return nil }
       return single(best, peak, nominal: frequencies[best], spectrum)
     case .characterCode(let marker, let base, let step):
-      guard let peak = qualifyingPeak(bandPower: bandPower, spectrum) else { return nil }
+      guard let peak = qualifyingPeak(bandPower: bandPower, tonal, spectrum) else { return nil }
       if abs(peak.frequency - marker) <= toleranceHz[0] {
         return single(0, peak, nominal: marker, spectrum)
       }
@@ -129,9 +139,11 @@ struct ToneFrameClassifier {
     }
   }
 
-  private func qualifyingPeak(bandPower: Double, _ spectrum: SpectrumAnalyzer) -> SpectralPeak? {
+  private func qualifyingPeak(
+    bandPower: Double, _ tonal: (SpectralPeak) -> Double, _ spectrum: SpectrumAnalyzer
+  ) -> SpectralPeak? {
     guard let peak = spectrum.peak(from: search.0, to: search.1),
-      peak.lobePower / bandPower >= settings.minimumShare,
+      tonal(peak) / bandPower >= settings.minimumShare,
       (Decibels.fromAmplitude(peak.amplitude) ?? -.infinity) >= settings.minimumLevel
     else { return nil }
     return peak
@@ -167,6 +179,7 @@ struct ToneFrameClassifier {
       return abs(run.frequencies.0 / nominal.0 - 1) <= settings.frequencyTolerance
         && abs(run.frequencies.1 / nominal.1 - 1) <= settings.frequencyTolerance
         && settings.twist.contains(run.levels.1 - run.levels.0)
+        && run.share >= settings.minimumRunShare
     case .single:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[run.symbol]
     case .characterCode:

@@ -12,6 +12,8 @@ struct ToneRun {
   var duration: Double
   var frequencies: (Double, Double)
   var levels: (Double, Double)
+  /// The tones' mean share of the band's power.
+  var share: Double
   var end: Double { start + duration }
 }
 
@@ -91,6 +93,7 @@ struct ToneTracker {
     var first = -1
     var last = -1
     var sums = (0.0, 0.0)
+    var shares = 0.0
     var count = 0.0
     for (offset, frame) in runFrames.enumerated() {
       guard let frame, frame.level >= loudest - 6 else { continue }
@@ -98,6 +101,7 @@ struct ToneTracker {
       last = offset
       sums.0 += frame.frequencies.0
       sums.1 += frame.frequencies.1
+      shares += frame.share
       count += 1
     }
     // Levels from the frames within 3 dB of the loudest (whole tone in the
@@ -134,6 +138,6 @@ struct ToneTracker {
       levels: (
         Decibels.fromPower(powers.0 / loudFrames) ?? -.infinity,
         Decibels.fromPower(powers.1 / loudFrames) ?? -.infinity
-      ))
+      ), share: shares / count)
   }
 }

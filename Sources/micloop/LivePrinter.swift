@@ -80,6 +80,17 @@ final class LivePrinter {
     }
   }
 
+  /// A decoded tone or sequence, on its own line above the meter.
+  func show(_ event: ToneDecoderEvent) {
+    if mode == .json {
+      StandardOutput.write(ToneEventFormat.json(event), flush: true)
+      return
+    }
+    endLine()
+    StandardOutput.write(ToneEventFormat.text(event), flush: true)
+    if mode == .terminal, let reading = lastReading { redraw(reading) }
+  }
+
   func xrun(_ bus: LiveSession.Bus, time: Double) {
     if mode == .json {
       StandardOutput.write(

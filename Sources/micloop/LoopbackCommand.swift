@@ -33,12 +33,16 @@ struct Loopback: ParsableCommand {
   var record: String?
   @Option(help: "Stop after this long (e.g. 30, 30s, 1500ms).")
   var duration: Seconds?
+  @Option(help: "Decode these tone plans while monitoring (e.g. dtmf or dtmf,ccir).")
+  var tones: String?
   @OptionGroup(title: "Talk detection") var talk: TalkOptions
+  @OptionGroup(title: "Tone decisions (with --tones)") var decisions: ToneDecisionOptions
 
   func validate() throws {
     guard gainDecibels.isFinite, gainDecibels <= 40, gainDecibels >= -120 else {
       throw ValidationError("--gain-db must be between -120 and 40")
     }
+    if let tones { _ = try TonePlanList.parse(tones) }
   }
 
   func run() throws {
@@ -57,7 +61,11 @@ struct Loopback: ParsableCommand {
     try LiveRunner.run(
       configuration: devices.configuration(input: true, output: true), settings: settings,
       record: record,
-      duration: duration?.value, json: json, showsMeter: meter || json, acceptsKeys: true)
+      duration: duration?.value, json: json, showsMeter: meter || json, acceptsKeys: true,
+      tones: try tones.map {
+        LiveTones(
+          plans: try TonePlanList.parse($0), settings: decisions.settings, printsSummary: false)
+      })
   }
 }
 
@@ -67,14 +75,26 @@ enum LiveRunner {
   static func run(
     configuration: DuplexConfiguration, settings: LiveSettings, record: String?, duration: Double?,
     json: Bool,
-    showsMeter: Bool, acceptsKeys: Bool, prepare: (LiveProcessor) -> Void = { _ in }
+    showsMeter: Bool, acceptsKeys: Bool, tones: LiveTones? = nil,
+    prepare: (LiveProcessor) -> Void = { _ in }
   ) throws {
+    var settings = settings
+    settings.isAnalyzing = tones != nil
     SignalTrap.install()
     let session: LiveSession
     do { session = try LiveSession(configuration: configuration, settings: settings) } catch {
       throw CommandFailure(message: error.description)
     }
     prepare(session.processor)
+    let decoder: ToneDecoder?
+    if let tones, let granted = session.unit.granted {
+      do {
+        decoder = try ToneDecoder(
+          plans: tones.plans, sampleRate: Double(granted.sampleRate), settings: tones.settings)
+      } catch { throw CommandFailure(message: error.description) }
+    } else {
+      decoder = nil
+    }
     var recorder: AudioFileWriter?
     if let record, let granted = session.unit.granted, let format = granted.inputFormat {
       do {
@@ -108,6 +128,12 @@ enum LiveRunner {
       outcome = try session.run(
         duration: duration, recorder: recorder,
         onEvent: { event in if showsMeter { printer.show(event) } },
+        onInput: { samples in
+          decoder?.process(samples) { event in
+            tones?.count(event)
+            printer.show(event)
+          }
+        },
         onXrun: { bus, time in printer.xrun(bus, time: time) },
         onTick: {
           for key in keys?.read() ?? [] {
@@ -126,8 +152,23 @@ enum LiveRunner {
     } catch {
       throw CommandFailure(message: error.description)
     }
+    decoder?.finish { event in
+      tones?.count(event)
+      printer.show(event)
+    }
     printer.endLine()
-    if !showsMeter && !json {
+    if let tones, tones.printsSummary {
+      if json {
+        StandardOutput.write(
+          ToneEventFormat.jsonSummary(
+            duration: outcome.duration, tones: tones.toneCount, sequences: tones.sequenceCount),
+          flush: true)
+      } else {
+        StandardOutput.write(
+          tones.summaryLine(duration: outcome.duration, xruns: outcome.overruns + outcome.underruns)
+        )
+      }
+    } else if !showsMeter && !json {
       StandardOutput.write(
         "Ran \(DecimalFormatting.fixed(outcome.duration, places: 2)) s, \(outcome.overruns + outcome.underruns) xruns"
           + (record.map { ", recorded \(outcome.recordedFrames) frames to \($0)" } ?? ""))
@@ -139,6 +180,10 @@ enum LiveRunner {
       throw CommandFailure(message: failure.description + saved)
     }
     if let failure = outcome.recordingFailure { throw CommandFailure(message: failure.description) }
+    if let lost = session.processor.analysis?.dropped.load(ordering: .relaxed), lost > 0 {
+      StandardOutput.writeError(
+        "micloop: note: \(lost) input frames were not decoded because the decoder fell behind")
+    }
     if outcome.droppedRecordingFrames > 0 {
       throw CommandFailure(
         message:

@@ -6,7 +6,9 @@ struct MicLoop: ParsableCommand {
     commandName: "micloop",
     abstract: "Live microphone monitoring, level metering and tone signalling on ALSA.",
     version: "0.1.0",
-    subcommands: [Meter.self, Loopback.self, Tone.self, Send.self, Devices.self, Latency.self])
+    subcommands: [
+      Meter.self, Loopback.self, Tones.self, Tone.self, Send.self, Devices.self, Latency.self,
+    ])
 }
 
 /// A failure to report as one line on standard error with an exit status.

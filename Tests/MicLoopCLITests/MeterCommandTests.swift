@@ -76,7 +76,7 @@ import Testing
     try Data(contentsOf: URL(fileURLWithPath: tone)).prefix(20_000)
       .write(to: URL(fileURLWithPath: truncated))
     let nan = file("nan.wav")
-    try writeFloatWAVWithNaN(nan)
+    try MicLoopBinary.writeFloatWAVWithNaN(nan)
     let cases: [(arguments: [String], mentions: String)] = [
       (["meter", "--input", file("missing.wav")], "no such file"),
       (["meter", "--input", directory.path], "directory"),
@@ -101,21 +101,10 @@ import Testing
 
   @Test func truncatedAndNaNFilesStillReportWhatWasRead() throws {
     let nan = file("nan2.wav")
-    try writeFloatWAVWithNaN(nan)
+    try MicLoopBinary.writeFloatWAVWithNaN(nan)
     let result = try MicLoopBinary.run(["meter", "--input", nan, "--json"])
     let summary = result.output.split(separator: "\n").last ?? ""
     #expect(summary.contains("\"invalid_samples\":2"))
     #expect(summary.contains("\"peak_dbfs\":-6.02"))
-  }
-
-  /// 0.1 s of a −6 dBFS 1 kHz sine at 48 kHz with one NaN and one +Inf.
-  func writeFloatWAVWithNaN(_ path: String) throws {
-    var samples = (0..<4800).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }
-    samples[10] = .nan
-    samples[20] = .infinity
-    let writer = try AudioFileWriter(
-      path: path, sampleRate: 48_000, channelCount: 1, encoding: .float)
-    try writer.write(samples)
-    writer.close()
   }
 }

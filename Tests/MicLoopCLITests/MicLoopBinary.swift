@@ -1,4 +1,5 @@
 import Foundation
+import MicLoopKit
 
 /// Runs the built `micloop` binary (MICLOOP_BIN, or the debug build next to
 /// these tests) and captures what it prints.
@@ -78,5 +79,18 @@ struct MicLoopBinary {
       "micloop-cli-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
+  }
+}
+
+extension MicLoopBinary {
+  /// A float WAV holding a 1 kHz tone with a NaN and an infinity in it.
+  static func writeFloatWAVWithNaN(_ path: String) throws {
+    var samples = (0..<4800).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }
+    samples[10] = .nan
+    samples[20] = .infinity
+    let writer = try AudioFileWriter(
+      path: path, sampleRate: 48_000, channelCount: 1, encoding: .float)
+    try writer.write(samples)
+    writer.close()
   }
 }

@@ -1,0 +1,50 @@
+import SignalDSP
+
+/// Renders decoded tones and sequences as JSON Lines or as aligned text.
+/// Safe on any thread.
+public enum ToneEventFormat {
+  /// One JSON object (without the newline).
+  public static func json(_ event: ToneDecoderEvent) -> String {
+    switch event {
+    case .tone(let tone):
+      let frequencies = tone.frequencies.map { DecimalFormatting.fixed($0, places: 1) }
+      let levels = tone.levels.map { DecimalFormatting.json($0, places: 1) }
+      return
+        "{\"event\":\"tone\",\"time\":\(JSONLines.time(tone.time)),\"duration\":\(JSONLines.time(tone.duration)),\"plan\":\(JSONLines.quoted(tone.plan)),\"symbol\":\(JSONLines.quoted(String(tone.symbol))),\"frequencies\":[\(frequencies.joined(separator: ","))],\"level_dbfs\":\(DecimalFormatting.json(tone.levels.max(), places: 1)),\"levels_dbfs\":[\(levels.joined(separator: ","))]}"
+    case .sequence(let sequence):
+      return
+        "{\"event\":\"sequence\",\"time\":\(JSONLines.time(sequence.time)),\"duration\":\(JSONLines.time(sequence.duration)),\"plan\":\(JSONLines.quoted(sequence.plan)),\"text\":\(JSONLines.quoted(sequence.text)),\"symbols\":\(JSONLines.quoted(sequence.symbols))}"
+    }
+  }
+
+  /// The closing `summary` object.
+  public static func jsonSummary(duration: Double, tones: Int, sequences: Int) -> String {
+    "{\"event\":\"summary\",\"duration\":\(JSONLines.time(duration)),\"tones\":\(tones),\"sequences\":\(sequences)}"
+  }
+
+  /// One line of text, such as
+  /// `   2.010 s  dtmf    5      770.2 + 1335.9 Hz  -13.0 dBFS   70 ms`.
+  public static func text(_ event: ToneDecoderEvent) -> String {
+    switch event {
+    case .tone(let tone):
+      let frequencies =
+        tone.frequencies.map { DecimalFormatting.fixed($0, places: 1) }.joined(separator: " + ")
+        + " Hz"
+      let level = tone.levels.max().map { DecimalFormatting.fixed($0, places: 1) } ?? "-"
+      return padded(DecimalFormatting.fixed(tone.time, places: 3), 8) + " s  "
+        + padded(tone.plan, -10) + padded(String(tone.symbol), -3)
+        + padded(frequencies, 18) + "  " + padded(level, 6) + " dBFS  "
+        + padded(String(Int((tone.duration * 1000).rounded())), 4) + " ms"
+    case .sequence(let sequence):
+      let raw = sequence.symbols == sequence.text ? "" : "  (sent as \(sequence.symbols))"
+      return padded(DecimalFormatting.fixed(sequence.time, places: 3), 8) + " s  "
+        + padded(sequence.plan, -10) + "CALL \"" + sequence.text + "\"" + raw
+    }
+  }
+
+  /// Right-aligns in `width` columns, or left-aligns for a negative width.
+  static func padded(_ text: String, _ width: Int) -> String {
+    let fill = String(repeating: " ", count: max(0, abs(width) - text.count))
+    return width < 0 ? text + fill : fill + text
+  }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import MicLoopKit
+import SignalDSP
+
+/// The decoder's decisions as options, shared by `tones` and `loopback --tones`.
+struct ToneDecisionOptions: ParsableArguments {
+  @Option(help: "Largest frequency error accepted, in percent (DTMF: accept 1.5, reject 3.5).")
+  var tolerance = ToneDetectionSettings().frequencyTolerance * 100
+  @Option(
+    name: .customLong("min-level-db"), parsing: .unconditional,
+    help: "Quietest tone decoded, in dBFS.")
+  var minimumLevel = ToneDetectionSettings().minimumLevel
+  @Option(
+    name: .customLong("min-ms"),
+    help:
+      "Shortest DTMF or freq: tone reported, in ms (default 31: 23 ms rejected, 40 ms accepted).")
+  var minimumMilliseconds: Double?
+  @Option(name: .customLong("min-tones"), help: "Fewest tones in a 5-tone call.")
+  var minimumTones = ToneDetectionSettings().minimumSequenceLength
+
+  func validate() throws {
+    guard tolerance > 0, tolerance <= 10 else {
+      throw ValidationError("--tolerance must be above 0 and at most 10 (percent)")
+    }
+    guard minimumLevel.isFinite, minimumLevel < 0 else {
+      throw ValidationError("--min-level-db must be below 0 dBFS, for example -50")
+    }
+    if let minimumMilliseconds, !(minimumMilliseconds >= 5 && minimumMilliseconds <= 10_000) {
+      throw ValidationError("--min-ms must be 5 to 10000")
+    }
+    guard (1...64).contains(minimumTones) else {
+      throw ValidationError("--min-tones must be 1 to 64")
+    }
+  }
+
+  var settings: ToneDetectionSettings {
+    var settings = ToneDetectionSettings()
+    settings.frequencyTolerance = tolerance / 100
+    settings.minimumLevel = minimumLevel
+    settings.minimumDuration = minimumMilliseconds.map { $0 / 1000 }
+    settings.minimumSequenceLength = minimumTones
+    return settings
+  }
+}
+
+/// Parses `--plan dtmf,ccir,freq:1750,2100`: names separated by commas; the
+/// numbers after `freq:` belong to it.
+enum TonePlanList {
+  static func parse(_ list: String) throws -> [TonePlan] {
+    var names = [String]()
+    for token in list.split(separator: ",", omittingEmptySubsequences: true) {
+      let token = String(token).trimmingSpaces
+      if let last = names.last, last.lowercased().hasPrefix("freq:"), Double(token) != nil {
+        names[names.count - 1] += "," + token
+      } else {
+        names.append(token)
+      }
+    }
+    guard !names.isEmpty else {
+      throw ValidationError("give a plan: \(TonePlan.names)")
+    }
+    var plans = [TonePlan]()
+    for name in names {
+      guard let plan = TonePlan.named(name) else {
+        throw ValidationError("unknown plan '\(name)'; use one of \(TonePlan.names)")
+      }
+      if !plans.contains(where: { $0.name == plan.name }) { plans.append(plan) }
+    }
+    return plans
+  }
+}
+
+extension String {
+  var trimmingSpaces: String {
+    var text = Substring(self)
+    while text.first == " " { text.removeFirst() }
+    while text.last == " " { text.removeLast() }
+    return String(text)
+  }
+}
+
+/// What a live job decodes, and its tallies for the summary. Control thread.
+final class LiveTones {
+  let plans: [TonePlan]
+  let settings: ToneDetectionSettings
+  /// Print a summary at the end (the tones command; loopback has its own).
+  let printsSummary: Bool
+  private(set) var toneCount = 0
+  private(set) var sequenceCount = 0
+
+  init(plans: [TonePlan], settings: ToneDetectionSettings, printsSummary: Bool) {
+    self.plans = plans
+    self.settings = settings
+    self.printsSummary = printsSummary
+  }
+
+  func count(_ event: ToneDecoderEvent) {
+    switch event {
+    case .tone: toneCount += 1
+    case .sequence: sequenceCount += 1
+    }
+  }
+
+  func summaryLine(duration: Double, xruns: Int? = nil) -> String {
+    "Decoded \(toneCount) tone\(toneCount == 1 ? "" : "s") and \(sequenceCount) sequence\(sequenceCount == 1 ? "" : "s") in \(DecimalFormatting.fixed(duration, places: 2)) s"
+      + (xruns.map { ", \($0) xruns" } ?? "")
+  }
+}

@@ -1,0 +1,120 @@
+import ArgumentParser
+import MicLoopKit
+import SignalDSP
+
+/// `micloop tones`: decode DTMF, 5-tone calls, Handshake text … from a
+/// capture device or a file.
+struct Tones: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Decode signalling tones (DTMF, 5-tone selective call, Handshake …).",
+    discussion: """
+      Plans: \(TonePlan.names); several at once separated by commas \
+      (--plan dtmf,ccir). Prints a line per tone and per call or message; \
+      --json prints JSON Lines (tone, sequence, summary). 5-tone calls are \
+      reported whole with the repeat tone E expanded; Handshake needs 44100 Hz or more.
+      """)
+
+  @Option(help: "Tone plan(s): \(TonePlan.names).")
+  var plan: String
+  @Option(
+    name: [.short, .long],
+    help: "Audio file to decode (WAV, FLAC, OGG …); - reads a WAV from stdin.")
+  var input: String?
+  @OptionGroup(title: "Devices (without --input: decode live from the capture device)")
+  var devices: DeviceOptions
+  @Option(help: "Live: stop after this long (e.g. 30, 30s, 1500ms).")
+  var duration: Seconds?
+  @Flag(help: "Print JSON Lines instead of text.")
+  var json = false
+  @Option(help: "Decode only this channel (1 = first); default: the mix of all channels.")
+  var channel: Int?
+  @OptionGroup(title: "Decisions") var decisions: ToneDecisionOptions
+
+  func validate() throws {
+    _ = try TonePlanList.parse(plan)
+    if input != nil && (devices.device != nil || devices.capture != nil) {
+      throw ValidationError("use either --input FILE or -D DEVICE, not both")
+    }
+    if let channel, channel < 1 {
+      throw ValidationError("--channel counts from 1; use --channel 1 for the first channel")
+    }
+  }
+
+  func run() throws {
+    let plans = try TonePlanList.parse(plan)
+    guard let input else {
+      if let channel, channel > devices.channels {
+        throw CommandFailure(
+          message:
+            "--channel \(channel): capturing \(devices.channels) channel(s); raise --channels or pick 1 to \(devices.channels)"
+        )
+      }
+      let tones = LiveTones(plans: plans, settings: decisions.settings, printsSummary: true)
+      var settings = LiveSettings()
+      settings.meter = nil
+      let deviceGiven = devices.device != nil || devices.capture != nil
+      do {
+        try LiveRunner.run(
+          configuration: devices.configuration(input: true, output: false), settings: settings,
+          record: nil, duration: duration?.value, json: json, showsMeter: false,
+          acceptsKeys: false, tones: tones)
+      } catch var failure as CommandFailure where !deviceGiven {
+        failure.message += "; or decode a file with --input FILE"
+        throw failure
+      }
+      return
+    }
+    let reader: AudioFileReader
+    do { reader = try AudioFileReader(path: input) } catch {
+      throw CommandFailure(message: error.description)
+    }
+    if let channel, channel > reader.channelCount {
+      throw CommandFailure(
+        message:
+          "--channel \(channel): \(input) has \(reader.channelCount) channel\(reader.channelCount == 1 ? "" : "s"); pick 1 to \(reader.channelCount)"
+      )
+    }
+    let decoder: ToneDecoder
+    do {
+      decoder = try ToneDecoder(
+        plans: plans, sampleRate: reader.sampleRate, settings: decisions.settings)
+    } catch {
+      throw CommandFailure(message: "\(input): " + error.description.replacingRate)
+    }
+    let tally = LiveTones(plans: plans, settings: decisions.settings, printsSummary: true)
+    let outcome: FileToneDecoder.Outcome
+    do {
+      outcome = try FileToneDecoder.run(reader, decoder: decoder, channel: channel.map { $0 - 1 }) {
+        event in
+        tally.count(event)
+        StandardOutput.write(json ? ToneEventFormat.json(event) : ToneEventFormat.text(event))
+      }
+    } catch {
+      throw CommandFailure(message: error.description)
+    }
+    StandardOutput.write(
+      json
+        ? ToneEventFormat.jsonSummary(
+          duration: outcome.duration, tones: tally.toneCount, sequences: tally.sequenceCount)
+        : tally.summaryLine(duration: outcome.duration))
+    StandardOutput.flush()
+    if let problem = outcome.problem {
+      throw CommandFailure(message: problem.description, status: 65)
+    }
+    if outcome.invalidSamples > 0 {
+      throw CommandFailure(
+        message:
+          "\(input): \(outcome.invalidSamples) NaN or infinite samples were decoded as silence; the file is damaged, re-export it",
+        status: 65)
+    }
+  }
+}
+
+extension String {
+  /// A decoder rate error phrased for a file, whose rate no option can change.
+  fileprivate var replacingRate: String {
+    replacing(
+      "use a higher --rate or another plan",
+      with: "resample the file (for example with sox) or use another plan")
+  }
+}

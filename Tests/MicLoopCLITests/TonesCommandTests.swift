@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+
+/// `micloop tones` on files written by `micloop send`, on bad input, and
+/// live on the virtual microphone.
+@Suite(.serialized) struct TonesCommandTests {
+  let directory: URL
+
+  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+
+  func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+  /// The JSON objects `micloop tones --json` printed.
+  static func events(_ output: String) -> [[String: Any]] {
+    output.split(separator: "\n").compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+  }
+
+  static func symbols(_ events: [[String: Any]], plan: String) -> String {
+    events.filter { $0["event"] as? String == "tone" && $0["plan"] as? String == plan }
+      .compactMap { $0["symbol"] as? String }.joined()
+  }
+
+  static func texts(_ events: [[String: Any]]) -> [String] {
+    events.filter { $0["event"] as? String == "sequence" }.compactMap { $0["text"] as? String }
+  }
+
+  @Test func decodesWhatSendWrote() throws {
+    let cases: [(plan: String, text: String, rate: String)] = [
+      ("dtmf", "123A456B789C*0#D", "8000"), ("ccir", "12335", "48000"),
+      ("zvei1", "90210", "44100"), ("eia", "55555", "16000"), ("handshake", "Hi!", "48000"),
+    ]
+    for item in cases {
+      let path = file("\(item.plan).wav")
+      let send = try MicLoopBinary.run([
+        "send", "--plan", item.plan, item.text, "--rate", item.rate, "-o", path,
+      ])
+      #expect(send.status == 0, "\(send.errorOutput)")
+      let result = try MicLoopBinary.run(["tones", "--plan", item.plan, "--input", path, "--json"])
+      #expect(result.status == 0, "\(result.errorOutput)")
+      let events = Self.events(result.output)
+      if item.plan == "dtmf" {
+        #expect(Self.symbols(events, plan: "dtmf") == item.text, "\(result.output)")
+      } else {
+        #expect(Self.texts(events) == [item.text], "\(item.plan): \(result.output)")
+      }
+      #expect(events.last?["event"] as? String == "summary", "\(result.output)")
+    }
+  }
+
+  @Test func humanOutputShowsTonesAndCalls() throws {
+    let path = file("call.wav")
+    _ = try MicLoopBinary.run(["send", "--plan", "ccir", "12335", "-o", path])
+    let result = try MicLoopBinary.run(["tones", "--plan", "dtmf,ccir", "--input", path])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    #expect(result.output.contains("CALL \"12335\"  (sent as 123E5)"), "\(result.output)")
+    #expect(result.output.contains("Decoded 5 tones and 1 sequence"), "\(result.output)")
+  }
+
+  @Test func arbitraryFrequenciesAreAPlan() throws {
+    let path = file("burst.wav")
+    _ = try MicLoopBinary.run(["tone", "-f", "1750", "--duration", "0.5", "-o", path])
+    let result = try MicLoopBinary.run([
+      "tones", "--plan", "dtmf,freq:1750,2100", "--input", path, "--json",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let tones = Self.events(result.output).filter { $0["event"] as? String == "tone" }
+    #expect(tones.count == 1, "\(result.output)")
+    #expect(tones.first?["plan"] as? String == "freq:1750,2100")
+    #expect(tones.first?["symbol"] as? String == "1")
+    let frequency = (tones.first?["frequencies"] as? [Double])?.first ?? 0
+    #expect(abs(frequency - 1750) < 1, "\(frequency)")
+    let duration = tones.first?["duration"] as? Double ?? 0
+    #expect(abs(duration - 0.5) < 0.02, "\(duration)")
+  }
+
+  @Test func badInputGetsOneLineAndNonZeroExit() throws {
+    let narrow = file("narrow.wav")
+    _ = try MicLoopBinary.run(["send", "--plan", "dtmf", "1", "--rate", "8000", "-o", narrow])
+    let text = file("notes.txt")
+    try Data("not audio\n".utf8).write(to: URL(fileURLWithPath: text))
+    let empty = file("empty.wav")
+    FileManager.default.createFile(atPath: empty, contents: Data())
+    let nan = file("nan.wav")
+    try MicLoopBinary.writeFloatWAVWithNaN(nan)
+    let cases: [(arguments: [String], mentions: String, status: Int32)] = [
+      (["tones", "--plan", "morse", "--input", narrow], "unknown plan 'morse'", 64),
+      (["tones", "--plan", "handshake", "--input", narrow], "at least", 1),
+      (["tones", "--plan", "dtmf", "--input", text], "not an audio file", 1),
+      (["tones", "--plan", "dtmf", "--input", empty], "empty", 1),
+      (["tones", "--plan", "dtmf", "--input", file("missing.wav")], "no such file", 1),
+      (["tones", "--plan", "dtmf", "--input", nan], "NaN", 65),
+      (["tones", "--plan", "dtmf", "--input", narrow, "--channel", "2"], "--channel 2", 1),
+      (["tones", "--plan", "dtmf", "--input", narrow, "--tolerance", "0"], "--tolerance", 64),
+      (["tones", "--input", narrow], "--plan", 64),
+    ]
+    for item in cases {
+      let result = try MicLoopBinary.run(item.arguments)
+      #expect(result.exitedNormally, "\(item.arguments) crashed")
+      #expect(result.status == item.status, "\(item.arguments): \(result.status)")
+      #expect(result.errorLines.count == 1, "\(item.arguments): \(result.errorOutput)")
+      #expect(
+        result.errorOutput.contains(item.mentions), "\(item.arguments): \(result.errorOutput)")
+    }
+  }
+
+  /// Live: what `send` plays into the virtual microphone, `tones` decodes
+  /// from its monitor — DTMF, a 5-tone call and Handshake text.
+  @Test func sentIntoTheVirtualMicrophoneIsDecodedLive() throws {
+    let devices = try VirtualDevices()
+    let listener = try devices.startMicloop([
+      "tones", "--plan", "dtmf,ccir,handshake", "-D", "pulse:mic.monitor", "--json",
+      "--duration", "12",
+    ])
+    usleep(1_500_000)
+    for message in [("dtmf", "123#"), ("ccir", "12335"), ("handshake", "Hi")] {
+      let send = try devices.micloop(["send", "--plan", message.0, message.1, "-D", "pulse:mic"])
+      #expect(send.status == 0, "\(send.errorOutput)")
+      usleep(300_000)
+    }
+    let result = listener.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let events = Self.events(result.output)
+    #expect(events.first?["event"] as? String == "start", "\(result.output)")
+    #expect(Self.symbols(events, plan: "dtmf") == "123#", "\(result.output)")
+    #expect(Self.texts(events) == ["12335", "Hi"], "\(result.output)")
+  }
+
+  /// Live: loopback decodes while it monitors.
+  @Test func loopbackDecodesWhileMonitoring() throws {
+    let devices = try VirtualDevices()
+    let loop = try devices.startMicloop([
+      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--tones", "dtmf",
+      "--json", "--duration", "5",
+    ])
+    usleep(1_500_000)
+    let send = try devices.micloop(["send", "--plan", "dtmf", "0#*9", "-D", "pulse:mic"])
+    #expect(send.status == 0, "\(send.errorOutput)")
+    let result = loop.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    #expect(Self.symbols(Self.events(result.output), plan: "dtmf") == "0#*9", "\(result.output)")
+  }
+}
