@@ -77,35 +77,30 @@ struct ToneFrameClassifier {
     }
   }
 
-  /// The frame's tone for this plan, or `nil` when none qualifies.
+  /// The frame's tone for this plan, or `nil` when none qualifies. The
+  /// cheap tests (level, frequency) run first; the noise floor only for
+  /// frames that pass them.
   func classify(_ spectrum: SpectrumAnalyzer) -> FrameTone? {
-    // Shares count only power above the noise floor: white noise does not
-    // make a tone less of a tone, speech's other harmonics do.
-    let rawPower = spectrum.bandPower(from: band.0, to: band.1)
-    guard rawPower > 0 else { return nil }
-    let noise = spectrum.noisePower(from: band.0, to: band.1)
-    let noisePerBin = noise / Double(spectrum.bin(of: band.1) - spectrum.bin(of: band.0) + 1)
-    let bandPower = max(rawPower - noise, rawPower * 1e-3)
-    func tonal(_ peak: SpectralPeak) -> Double { max(0, peak.lobePower - 5 * noisePerBin) }
     switch layout {
     case .dual(let low, let high, let symbols):
+      let split = (low.last! + high.first!) / 2
       guard
-        let lowPeak = spectrum.peak(from: search.0, to: (low.last! + high.first!) / 2),
-        let highPeak = spectrum.peak(from: (low.last! + high.first!) / 2, to: search.1),
-        (tonal(lowPeak) + tonal(highPeak)) / bandPower >= settings.minimumShare,
+        let lowPeak = spectrum.peak(from: search.0, to: split),
+        let highPeak = spectrum.peak(from: split, to: search.1),
         let row = nearest(lowPeak.frequency, in: low),
         let column = nearest(highPeak.frequency, in: high)
       else { return nil }
-      let share = (tonal(lowPeak) + tonal(highPeak)) / bandPower
       let lowLevel = Decibels.fromAmplitude(lowPeak.amplitude) ?? -.infinity
       let highLevel = Decibels.fromAmplitude(highPeak.amplitude) ?? -.infinity
       // One frame's levels are noisy; the run's mean decides the twist.
       let twist = highLevel - lowLevel
-      guard min(lowLevel, highLevel) >= settings.minimumLevel,
-        twist >= settings.twist.lowerBound - 4, twist <= settings.twist.upperBound + 4
-      else { return nil }
       let symbol = symbols[row * high.count + column]
-      guard symbol >= 0 else { return nil }
+      guard min(lowLevel, highLevel) >= settings.minimumLevel,
+        twist >= settings.twist.lowerBound - 4, twist <= settings.twist.upperBound + 4,
+        symbol >= 0,
+        let share = tonalShare(lowPeak.lobePower + highPeak.lobePower, lobes: 2, spectrum),
+        share >= settings.minimumShare
+      else { return nil }
       let combined =
         (lowPeak.amplitude * lowPeak.amplitude + highPeak.amplitude * highPeak.amplitude)
         .squareRoot()
@@ -118,44 +113,62 @@ struct ToneFrameClassifier {
           spectrum.value(atBin: spectrum.bin(of: high[column]))
         ))
     case .single(let frequencies):
-      guard let peak = qualifyingPeak(bandPower: bandPower, tonal, spectrum) else { return nil }
+      guard let peak = loudEnoughPeak(spectrum) else { return nil }
       var best = 0
       for index in 1..<frequencies.count
       where abs(frequencies[index] - peak.frequency) < abs(frequencies[best] - peak.frequency) {
         best = index
       }
-      guard abs(frequencies[best] - peak.frequency) <= 1.8 * toleranceHz[best] else { return nil }
-      return single(best, peak, nominal: frequencies[best], spectrum)
-    case .characterCode(let marker, let base, let step):
-      guard let peak = qualifyingPeak(bandPower: bandPower, tonal, spectrum) else { return nil }
-      if abs(peak.frequency - marker) <= toleranceHz[0] {
-        return single(0, peak, nominal: marker, spectrum)
-      }
-      let code = ((peak.frequency - base) / step).rounded()
-      guard code >= 32, code < 127,
-        abs(peak.frequency - (base + step * code)) <= toleranceHz[0]
+      guard abs(frequencies[best] - peak.frequency) <= 1.8 * toleranceHz[best],
+        let share = tonalShare(peak.lobePower, lobes: 1, spectrum), share >= settings.minimumShare
       else { return nil }
-      return single(Int(code), peak, nominal: base + step * code, spectrum)
+      return single(best, peak, nominal: frequencies[best], share: share, spectrum)
+    case .characterCode(let marker, let base, let step):
+      guard let peak = loudEnoughPeak(spectrum) else { return nil }
+      let code = ((peak.frequency - base) / step).rounded()
+      let isMarker = abs(peak.frequency - marker) <= toleranceHz[0]
+      guard
+        isMarker
+          || (code >= 32 && code < 127
+            && abs(peak.frequency - (base + step * code)) <= toleranceHz[0]),
+        let share = tonalShare(peak.lobePower, lobes: 1, spectrum), share >= settings.minimumShare
+      else { return nil }
+      return isMarker
+        ? single(0, peak, nominal: marker, share: share, spectrum)
+        : single(Int(code), peak, nominal: base + step * code, share: share, spectrum)
     }
   }
 
-  private func qualifyingPeak(
-    bandPower: Double, _ tonal: (SpectralPeak) -> Double, _ spectrum: SpectrumAnalyzer
-  ) -> SpectralPeak? {
+  /// The share of the band's power above the noise floor that `lobePower`
+  /// (the main lobes of `lobes` peaks) holds above the same floor: white
+  /// noise does not make a tone less of a tone, speech's other harmonics do.
+  private func tonalShare(_ lobePower: Double, lobes: Int, _ spectrum: SpectrumAnalyzer)
+    -> Double?
+  {
+    let rawPower = spectrum.bandPower(from: band.0, to: band.1)
+    // Far too little even before the noise is taken out: skip the estimate.
+    guard rawPower > 0, lobePower / rawPower >= 0.3 else { return nil }
+    let noise = spectrum.noisePower(from: band.0, to: band.1)
+    let noisePerBin = noise / Double(spectrum.bin(of: band.1) - spectrum.bin(of: band.0) + 1)
+    let tonal = max(0, lobePower - Double(5 * lobes) * noisePerBin)
+    return tonal / max(rawPower - noise, rawPower * 1e-3)
+  }
+
+  private func loudEnoughPeak(_ spectrum: SpectrumAnalyzer) -> SpectralPeak? {
     guard let peak = spectrum.peak(from: search.0, to: search.1),
-      tonal(peak) / bandPower >= settings.minimumShare,
       (Decibels.fromAmplitude(peak.amplitude) ?? -.infinity) >= settings.minimumLevel
     else { return nil }
     return peak
   }
 
   private func single(
-    _ symbol: Int, _ peak: SpectralPeak, nominal: Double, _ spectrum: SpectrumAnalyzer
+    _ symbol: Int, _ peak: SpectralPeak, nominal: Double, share: Double,
+    _ spectrum: SpectrumAnalyzer
   ) -> FrameTone {
     let level = Decibels.fromAmplitude(peak.amplitude) ?? -.infinity
     return FrameTone(
       symbol: symbol, frequencies: (peak.frequency, 0), levels: (level, -.infinity), level: level,
-      phasors: (spectrum.value(atBin: spectrum.bin(of: nominal)), (0, 0)))
+      share: share, phasors: (spectrum.value(atBin: spectrum.bin(of: nominal)), (0, 0)))
   }
 
   /// The nominal frequencies of a frame symbol.
