@@ -32,11 +32,12 @@ private final class WatchedProcessor: DuplexClient, @unchecked Sendable {
 
 @Suite(.serialized) struct LiveProcessorAllocationTests {
   /// The whole loopback path — meter, talk detector, gain ramp, limiter,
-  /// recording ring — over thousands of periods, with gain and mute changed
+  /// recording ring, mono mix for the tone decoder — over thousands of periods, with gain and mute changed
   /// and the rings drained while it runs: not one allocation on the audio thread.
   @Test func loopbackPathNeverAllocatesOnTheAudioThread() throws {
     var settings = LiveSettings()
     settings.isRecording = true
+    settings.isAnalyzing = true
     settings.gainDecibels = -6
     let processor = LiveProcessor(
       format: StreamFormat(sampleRate: 48_000, channelCount: 1), outputChannelCount: 1,
@@ -53,9 +54,11 @@ private final class WatchedProcessor: DuplexClient, @unchecked Sendable {
     try unit.start()
     var events = 0
     var recorded = 0
+    var analysed = 0
     func drain() {
       processor.events.drain { events += $0.count }
       processor.recording?.drain { recorded += $0.count }
+      processor.analysis?.drain { analysed += $0.count }
     }
     for step in 1...40 {
       device.advance(periods: 100)
@@ -71,6 +74,7 @@ private final class WatchedProcessor: DuplexClient, @unchecked Sendable {
     #expect(client.periods == 4000)
     #expect(events >= 100, "the meter reported \(events) events")
     #expect(recorded == 4000 * 128)
+    #expect(analysed == 4000 * 128)
     #expect(counted == 0)
   }
 }
