@@ -38,7 +38,8 @@ public enum ToneEventFormat {
     case .sequence(let sequence):
       let raw = sequence.symbols == sequence.text ? "" : "  (sent as \(sequence.symbols))"
       return padded(DecimalFormatting.fixed(sequence.time, places: 3), 8) + " s  "
-        + padded(sequence.plan, -10) + "CALL \"" + sequence.text + "\"" + raw
+        + padded(sequence.plan, -10) + (sequence.plan == "handshake" ? "TEXT" : "CALL") + " \""
+        + sequence.text + "\"" + raw
     }
   }
 
