@@ -20,7 +20,7 @@ setup:
 
 ## build: the optimised micloop binary in .build/release/micloop
 build: setup
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib
 
 debug: setup
 	$(SWIFT) build
