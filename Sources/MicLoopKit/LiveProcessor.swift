@@ -70,6 +70,8 @@ public struct LiveSettings: Sendable {
   public var recordingBuffer = 4.0
   /// Hand a mono mix of the input to the control thread (tone decoding).
   public var isAnalyzing = false
+  /// Analyse only this channel (zero-based) instead of the mix of all.
+  public var analysisChannel: Int?
 
   public init() {}
 }
@@ -162,7 +164,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     recording?.push(base, count: samples)
     if let analysis {
       MonoMix.mix(
-        base, frameCount: frames, channelCount: format.channelCount, channel: nil, into: mono)
+        base, frameCount: frames, channelCount: format.channelCount,
+        channel: settings.analysisChannel, into: mono)
       analysis.push(mono, count: frames)
     }
     inputTap?(UnsafeBufferPointer(start: base, count: samples), timeStamp.sampleTime)

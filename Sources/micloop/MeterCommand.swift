@@ -80,15 +80,7 @@ struct Meter: ParsableCommand {
     meterSettings.talk = talk.settings
     meterSettings.rmsConvention = aes17 ? .aes17 : .sox
     meterSettings.interval = interval?.value ?? (StandardOutput.isTerminal && !json ? 0.05 : 0.1)
-    if let channel {
-      guard channel <= devices.channels else {
-        throw CommandFailure(
-          message:
-            "--channel \(channel): capturing \(devices.channels) channel(s); raise --channels or pick 1 to \(devices.channels)"
-        )
-      }
-      meterSettings.channel = channel - 1
-    }
+    meterSettings.channel = try ChannelChoice.index(channel, capturing: devices.channels)
     var settings = LiveSettings()
     settings.meter = meterSettings
     try LiveRunner.run(
@@ -125,15 +117,8 @@ struct Meter: ParsableCommand {
     settings.interval = interval?.value ?? 0.1
     settings.talk = talk.settings
     settings.rmsConvention = aes17 ? .aes17 : .sox
-    if let channel {
-      guard channel <= reader.channelCount else {
-        throw CommandFailure(
-          message:
-            "--channel \(channel): \(input) has \(reader.channelCount) channel\(reader.channelCount == 1 ? "" : "s"); pick 1 to \(reader.channelCount)"
-        )
-      }
-      settings.channel = channel - 1
-    }
+    settings.channel = try ChannelChoice.index(
+      channel, in: input, channelCount: reader.channelCount)
     let human = HumanMeterFormat()
     var segments = [(start: Double, end: Double)]()
     var openStart: Double?

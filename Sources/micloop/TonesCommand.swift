@@ -43,15 +43,10 @@ struct Tones: ParsableCommand {
   func run() throws {
     let plans = try TonePlanList.parse(plan)
     guard let input else {
-      if let channel, channel > devices.channels {
-        throw CommandFailure(
-          message:
-            "--channel \(channel): capturing \(devices.channels) channel(s); raise --channels or pick 1 to \(devices.channels)"
-        )
-      }
       let tones = LiveTones(plans: plans, settings: decisions.settings, printsSummary: true)
       var settings = LiveSettings()
       settings.meter = nil
+      settings.analysisChannel = try ChannelChoice.index(channel, capturing: devices.channels)
       let deviceGiven = devices.device != nil || devices.capture != nil
       do {
         try LiveRunner.run(
@@ -68,12 +63,8 @@ struct Tones: ParsableCommand {
     do { reader = try AudioFileReader(path: input) } catch {
       throw CommandFailure(message: error.description)
     }
-    if let channel, channel > reader.channelCount {
-      throw CommandFailure(
-        message:
-          "--channel \(channel): \(input) has \(reader.channelCount) channel\(reader.channelCount == 1 ? "" : "s"); pick 1 to \(reader.channelCount)"
-      )
-    }
+    let fileChannel = try ChannelChoice.index(
+      channel, in: input, channelCount: reader.channelCount)
     let decoder: ToneDecoder
     do {
       decoder = try ToneDecoder(
@@ -84,7 +75,7 @@ struct Tones: ParsableCommand {
     let tally = LiveTones(plans: plans, settings: decisions.settings, printsSummary: true)
     let outcome: FileToneDecoder.Outcome
     do {
-      outcome = try FileToneDecoder.run(reader, decoder: decoder, channel: channel.map { $0 - 1 }) {
+      outcome = try FileToneDecoder.run(reader, decoder: decoder, channel: fileChannel) {
         event in
         tally.count(event)
         StandardOutput.write(json ? ToneEventFormat.json(event) : ToneEventFormat.text(event))

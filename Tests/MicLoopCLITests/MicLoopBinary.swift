@@ -94,3 +94,20 @@ extension MicLoopBinary {
     writer.close()
   }
 }
+
+extension MicLoopBinary {
+  /// What multimon-ng decodes from a file (its own lines, e.g. "DTMF: 1"):
+  /// the independent oracle for what micloop sends.
+  static func multimon(_ demodulator: String, _ path: String) throws -> [String] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/multimon-ng")
+    process.arguments = ["-q", "-t", "wav", "-a", demodulator, path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+  }
+}

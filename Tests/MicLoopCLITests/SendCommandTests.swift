@@ -9,25 +9,11 @@ import Testing
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
-  /// What multimon-ng decodes from a file (its own lines, e.g. "DTMF: 1").
-  func multimon(_ demodulator: String, _ path: String) throws -> [String] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/multimon-ng")
-    process.arguments = ["-q", "-t", "wav", "-a", demodulator, path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-  }
-
   @Test func dtmfIsDecodedByMultimon() throws {
     let path = file("dtmf.wav")
     let result = try MicLoopBinary.run(["send", "--plan", "dtmf", "123#*0ABCD", "--output", path])
     #expect(result.status == 0, "\(result.errorOutput)")
-    let digits = try multimon("DTMF", path).compactMap {
+    let digits = try MicLoopBinary.multimon("DTMF", path).compactMap {
       $0.hasPrefix("DTMF: ") ? $0.dropFirst(6) : nil
     }
     #expect(digits.joined() == "123#*0ABCD")
@@ -46,7 +32,7 @@ import Testing
     // Silence around the call so the decoder sees its start and end.
     let padded = file("\(plan)-padded.wav")
     try MicLoopBinary.shell(["sox", path, padded, "pad", "0.2", "0.3"])
-    let lines = try multimon(demodulator, padded)
+    let lines = try MicLoopBinary.multimon(demodulator, padded)
     if plan == "pzvei" {
       // multimon-ng's PZVEI table gives 0 and E the same tone and decodes neither.
       #expect(lines.joined() == "PZVEI: 123PZVEI: 5", "\(lines)")

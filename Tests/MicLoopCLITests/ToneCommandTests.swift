@@ -34,16 +34,8 @@ import Testing
       "tone", "-f", "852", "-f", "1477", "--duration", "0.5", "--output", path,
     ])
     #expect(result.status == 0, "\(result.errorOutput)")
-    let decoded = Process()
-    decoded.executableURL = URL(fileURLWithPath: "/usr/bin/multimon-ng")
-    decoded.arguments = ["-q", "-t", "wav", "-a", "DTMF", path]
-    let pipe = Pipe()
-    decoded.standardOutput = pipe
-    decoded.standardError = FileHandle.nullDevice
-    try decoded.run()
-    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    decoded.waitUntilExit()
-    #expect(text.contains("DTMF: 9"), "\(text)")
+    let lines = try MicLoopBinary.multimon("DTMF", path)
+    #expect(lines.contains { $0.contains("DTMF: 9") }, "\(lines)")
   }
 
   @Test func impossibleTonesAreRefusedInOneLine() throws {
@@ -108,18 +100,8 @@ import Testing
     #expect(send.status == 0, "\(send.errorOutput)")
     let result = loop.result()
     #expect(result.status == 0, "\(result.errorOutput)")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/multimon-ng")
-    process.arguments = ["-q", "-t", "wav", "-a", "DTMF", recording]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    let digits = text.split(separator: "\n").compactMap {
-      $0.hasPrefix("DTMF: ") ? $0.dropFirst(6) : nil
-    }
-    #expect(digits.joined() == "123#", "\(text)")
+    let lines = try MicLoopBinary.multimon("DTMF", recording)
+    let digits = lines.compactMap { $0.hasPrefix("DTMF: ") ? $0.dropFirst(6) : nil }
+    #expect(digits.joined() == "123#", "\(lines)")
   }
 }
