@@ -5,12 +5,15 @@ let package = Package(
   name: "micloop",
   products: [
     .executable(name: "micloop", targets: ["micloop"]),
-    .library(name: "MicLoopKit", targets: ["MicLoopKit"]),
-    .library(name: "SignalDSP", targets: ["SignalDSP"]),
     .library(name: "DuplexIO", targets: ["DuplexIO"]),
+    .library(name: "DuplexIOTesting", targets: ["DuplexIOTesting"]),
+    .library(name: "SignalDSP", targets: ["SignalDSP"]),
+    .library(name: "AudioFiles", targets: ["AudioFiles"]),
+    .library(name: "MicLoopKit", targets: ["MicLoopKit"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
   targets: [
     .systemLibrary(
@@ -19,29 +22,41 @@ let package = Package(
       name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
     .systemLibrary(
       name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-    .target(
-      name: "SignalDSP",
-      dependencies: ["CFFTW"],
-      swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
-    .target(
-      name: "DuplexIO",
-      dependencies: ["CALSA"],
-      swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
-    .target(
-      name: "MicLoopKit",
-      dependencies: ["SignalDSP", "DuplexIO", "CSndFile"]),
+    .target(name: "DuplexIO", dependencies: ["CALSA"]),
+    .target(name: "DuplexIOTesting", dependencies: ["DuplexIO"]),
+    .target(name: "SignalDSP", dependencies: ["CFFTW"]),
+    .target(name: "AudioFiles", dependencies: ["CSndFile"]),
+    .target(name: "MicLoopKit", dependencies: ["DuplexIO", "SignalDSP", "AudioFiles"]),
+    .target(name: "Console", dependencies: ["SignalDSP", "AudioFiles"]),
     .executableTarget(
       name: "micloop",
       dependencies: [
-        "MicLoopKit", "DuplexIO", "SignalDSP",
+        "MicLoopKit", "DuplexIO", "SignalDSP", "AudioFiles", "Console",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
+    .executableTarget(
+      name: "Passthrough", dependencies: ["DuplexIO"], path: "Examples/Passthrough"),
+    .executableTarget(
+      name: "ToneGenerator", dependencies: ["DuplexIO"], path: "Examples/ToneGenerator"),
+    .executableTarget(
+      name: "Recorder", dependencies: ["DuplexIO", "AudioFiles"], path: "Examples/Recorder"),
     .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
-    .testTarget(name: "SignalDSPTests", dependencies: ["SignalDSP"]),
-    .testTarget(name: "DuplexIOTests", dependencies: ["DuplexIO", "AllocationCounter"]),
+    .target(
+      name: "TestSupport", dependencies: ["DuplexIO", "AudioFiles", "AllocationCounter"],
+      path: "Tests/TestSupport"),
+    .testTarget(
+      name: "DuplexIOTests",
+      dependencies: ["DuplexIO", "DuplexIOTesting", "AllocationCounter", "TestSupport"]),
+    .testTarget(name: "DuplexIOTestingTests", dependencies: ["DuplexIO", "DuplexIOTesting"]),
+    .testTarget(name: "SignalDSPTests", dependencies: ["SignalDSP", "AllocationCounter"]),
+    .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles", "TestSupport"]),
     .testTarget(
       name: "MicLoopKitTests",
-      dependencies: ["MicLoopKit", "SignalDSP", "DuplexIO", "AllocationCounter"]),
-    .testTarget(name: "MicLoopCLITests", dependencies: ["MicLoopKit"]),
+      dependencies: [
+        "MicLoopKit", "SignalDSP", "DuplexIO", "DuplexIOTesting", "AudioFiles",
+        "AllocationCounter", "TestSupport",
+      ]),
+    .testTarget(name: "ConsoleTests", dependencies: ["Console", "SignalDSP"]),
+    .testTarget(name: "MicLoopCLITests", dependencies: ["MicLoopKit", "AudioFiles", "SignalDSP"]),
   ]
 )

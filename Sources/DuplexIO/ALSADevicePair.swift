@@ -26,7 +26,7 @@ public final class ALSADevicePair: DuplexBackend {
     silence.deallocate()
   }
 
-  public func open(_ configuration: DuplexConfiguration) throws(ALSAError) -> GrantedConfiguration {
+  public func open(_ configuration: DuplexConfiguration) throws(DuplexError) -> GrantedConfiguration {
     close()
     if configuration.isInputEnabled {
       let device = try PCMDevice(name: configuration.captureDevice, direction: .capture)
@@ -48,9 +48,10 @@ public final class ALSADevicePair: DuplexBackend {
       playback = device
     }
     if let capture, let playback, capture.periodFrames != playback.periodFrames {
-      throw ALSAError(
-        operation: "match period sizes", device: "\(capture.name) / \(playback.name)",
-        value: "\(capture.periodFrames) vs \(playback.periodFrames) frames", code: -EINVAL)
+      throw DuplexError(
+        .periodMismatch, operation: "match period sizes",
+        device: "\(capture.name) / \(playback.name)",
+        value: "\(capture.periodFrames) vs \(playback.periodFrames) frames", code: EINVAL)
     }
     if let capture, let playback { isLinked = capture.link(with: playback) }
     wakeDescriptor = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
@@ -75,10 +76,10 @@ public final class ALSADevicePair: DuplexBackend {
       isLinked: isLinked)
   }
 
-  public func start() -> Int32 {
+  public func start() -> IOResult {
     if let capture {
       let result = capture.start()
-      if result < 0 { return result }
+      if result < 0 { return ioResult(Int(result)) }
     }
     if let playback {
       // Pre-fill playback with silence: a linked start with an empty playback
@@ -90,20 +91,21 @@ public final class ALSADevicePair: DuplexBackend {
         playback.periodCount >= 3
         ? playback.bufferFrames - playback.periodFrames : playback.bufferFrames
       let written = playback.write(silence, frames: frames)
-      if written < 0 { return Int32(written) }
+      if written < 0 { return ioResult(written) }
     }
     if let playback, !isLinked, !playback.isRunning {
-      return playback.start()
+      return ioResult(Int(playback.start()))
     }
-    return 0
+    return .ready
   }
 
-  public func waitForPeriod() -> Int32 {
+  public func waitForPeriod() -> IOResult {
     if let capture {
-      return waitFor(capture, first: 0, count: captureDescriptorCount, events: Int16(POLLIN))
+      return ioResult(
+        Int(waitFor(capture, first: 0, count: captureDescriptorCount, events: Int16(POLLIN))))
     }
     // Output only: the blocking write paces the loop.
-    return playback == nil ? -ENODEV : 0
+    return playback == nil ? .failed(ENODEV) : .ready
   }
 
   /// Polls a stream for any progress (up to one period's time), or the wake-up.
@@ -167,30 +169,31 @@ public final class ALSADevicePair: DuplexBackend {
     }
   }
 
-  public func read(_ destination: UnsafeMutableRawPointer, frames: Int) -> Int {
-    guard let capture else { return Int(-ENODEV) }
-    return transfer(
+  public func read(_ destination: UnsafeMutableRawPointer, frames: Int) -> IOResult {
+    guard let capture else { return .failed(ENODEV) }
+    let moved = transfer(
       capture, frames: frames, descriptorCount: captureDescriptorCount, events: Int16(POLLIN)
     ) {
       capture.read(destination + $0 * capture.channelCount * capture.format.byteCount, frames: $1)
     }
+    return ioResult(moved)
   }
 
   /// Playback is written in blocking mode: the wait for room is alsa-lib's
   /// own, which every plugin supports (pulse's non-blocking path can stall
   /// for good once its server has queued the whole buffer). A write waits
   /// at most about one period, so `stop` still ends the loop promptly.
-  public func write(_ source: UnsafeRawPointer, frames: Int) -> Int {
-    guard let playback else { return Int(-ENODEV) }
+  public func write(_ source: UnsafeRawPointer, frames: Int) -> IOResult {
+    guard let playback else { return .failed(ENODEV) }
     let frameBytes = playback.channelCount * playback.format.byteCount
     var done = 0
     while done < frames {
       let wrote = playback.write(source + done * frameBytes, frames: frames - done)
       if wrote == Int(-EAGAIN) || wrote == Int(-EINTR) { continue }
-      if wrote < 0 { return wrote }
+      if wrote < 0 { return ioResult(wrote) }
       done += wrote
     }
-    return frames
+    return .ready
   }
 
   /// Moves `frames` frames through `operation(offset, count)`, taking
@@ -230,15 +233,15 @@ public final class ALSADevicePair: DuplexBackend {
     return frames
   }
 
-  public func recover() -> Int32 {
+  public func recover() -> IOResult {
     for device in [capture, playback] {
       guard let device else { continue }
       if device.state != SND_PCM_STATE_XRUN { _ = device.drop() }
       var result = device.prepare()
       if result == -ESTRPIPE { result = device.resume() }
-      if result < 0 { return result }
+      if result < 0 { return .failed(-result) }
     }
-    return 0
+    return .ready
   }
 
   public func hostTime() -> UInt64 { (capture ?? playback)?.timeStamp() ?? MonotonicClock.now() }
@@ -269,5 +272,15 @@ public final class ALSADevicePair: DuplexBackend {
     isLinked = false
     if wakeDescriptor >= 0 { Glibc.close(wakeDescriptor) }
     wakeDescriptor = -1
+  }
+
+  public func error(code: Int32, during operation: LoopOperation) -> DuplexError {
+    let name: String
+    switch operation {
+    case .capture, .wait where capture != nil: name = capture?.name ?? "?"
+    case .playback: name = playback?.name ?? "?"
+    default: name = [capture?.name, playback?.name].compactMap { $0 }.joined(separator: " → ")
+    }
+    return .alsa(operation: operation.description, device: name, code: -code)
   }
 }

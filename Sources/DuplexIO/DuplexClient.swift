@@ -23,27 +23,63 @@ public struct CapturedInput {
   }
 }
 
-/// The code a duplex unit calls on its audio thread. Both methods run on
-/// that thread only, once per period, input first: they must not allocate,
-/// lock, log or throw (see Docs/REALTIME.md).
+/// The period a render callback fills: interleaved Float32, already silent.
+/// Valid only during the render callback.
+public struct OutputPeriod {
+  /// `frameCount × channelCount` samples, interleaved.
+  public let samples: UnsafeMutableBufferPointer<Float>
+  /// Frames in the period.
+  public let frameCount: Int
+  /// Interleaved channels.
+  public let channelCount: Int
+
+  public init(samples: UnsafeMutableBufferPointer<Float>, frameCount: Int, channelCount: Int) {
+    self.samples = samples
+    self.frameCount = frameCount
+    self.channelCount = channelCount
+  }
+}
+
+/// What the devices granted, as a client sees it (RemoteIO's stream format
+/// per bus and `kAudioUnitProperty_MaximumFramesPerSlice`).
+public struct IOFormat: Sendable, Equatable {
+  /// The capture bus (1), or `nil` when input is off.
+  public var input: StreamFormat?
+  /// The playback bus (0), or `nil` when output is off.
+  public var output: StreamFormat?
+  /// The most frames a callback is ever given.
+  public var maximumFrameCount: Int
+
+  public init(input: StreamFormat?, output: StreamFormat?, maximumFrameCount: Int) {
+    self.input = input
+    self.output = output
+    self.maximumFrameCount = maximumFrameCount
+  }
+}
+
+/// The code a duplex unit calls. `prepare` runs on the control thread,
+/// after the devices granted their formats and before the first period: it
+/// may allocate. The other two run on the audio thread only, once per
+/// period, input first: they must not allocate, lock, log or throw (see
+/// Docs/REALTIME.md).
 public protocol DuplexClient: AnyObject {
+  /// The granted formats; allocate every buffer the callbacks need here.
+  func prepare(for format: IOFormat)
+
   /// A period of input is ready: call `input.render(into:)` to take it.
   func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags)
 
-  /// Fill `output` (interleaved, already silent) with the period to play.
-  /// Leave `isSilence` true when nothing was written, so the unit can skip
-  /// the conversion.
+  /// Fill `output` (already silent) with the period to play. Leave
+  /// `isSilence` true when nothing was written, so the unit can skip the
+  /// conversion.
   func renderOutput(
-    _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp,
-    flags: IOFlags,
-    isSilence: inout Bool)
+    _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool)
 }
 
 extension DuplexClient {
+  public func prepare(for format: IOFormat) {}
   public func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {}
   public func renderOutput(
-    _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp,
-    flags: IOFlags,
-    isSilence: inout Bool
+    _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool
   ) {}
 }

@@ -4,6 +4,15 @@ import Synchronization
   import Glibc
 #endif
 
+/// Why a unit's audio loop ended (RemoteIO's `IsRunning` going false).
+public enum StopReason: Sendable, Equatable {
+  /// Its owner called `stop`.
+  case requested
+  /// A device failed or went away (`error.kind` says which: `.deviceLost`,
+  /// `.serverUnreachable` …).
+  case failed(DuplexError)
+}
+
 /// A RemoteIO-style duplex I/O unit: a capture bus (1) and a playback bus
 /// (0) driven by one audio thread that, every period, calls the client's
 /// input callback (the client renders the captured period into its own
@@ -11,10 +20,11 @@ import Synchronization
 /// play). Generic over the backend and the client so nothing on the audio
 /// thread goes through dynamic dispatch.
 ///
-/// Lifecycle (control thread): `initialize` (open, configure, allocate) →
-/// `start` → `stop` → `uninitialize`. Reconfiguring needs `uninitialize`
-/// first. `statistics`, `isRunning` and `failure` may be read from any
-/// thread.
+/// Lifecycle (control thread): `initialize` (open, negotiate, allocate, and
+/// `client.prepare(for:)`) → `start` → `stop` → `uninitialize`.
+/// Reconfiguring needs `uninitialize` first. `statistics`, `isRunning`,
+/// `failure` and `waitUntilStopped` may be used from any thread; `onStop`
+/// is called on a thread of the unit's own, never the audio thread.
 public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @unchecked Sendable {
   public let configuration: DuplexConfiguration
   public let backend: Backend
@@ -23,15 +33,23 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   public let statistics = IOStatistics()
   /// What the devices granted; set by `initialize`.
   public private(set) var granted: GrantedConfiguration?
+  /// The formats the client was prepared for; set by `initialize`.
+  public private(set) var format: IOFormat?
   /// Whether the audio thread got real-time priority; set by `start`.
   public private(set) var isRealtime = false
+  /// Called once each time the loop ends, with the reason, on a thread of
+  /// the unit's own (not the audio thread). Set before `start`. It may call
+  /// `stop`; `stop` waits for it to return.
+  public var onStop: (@Sendable (StopReason) -> Void)?
 
   private let stopRequested = Atomic<Bool>(false)
   private let running = Atomic<Bool>(false)
-  private let halted = Atomic<Bool>(true)
   private let failureCode = Atomic<Int32>(0)
   private let failureOperation = Atomic<Int>(0)
+  private let loopEnded = EventSignal()
+  private let halted = EventSignal()
   private var thread: RealtimeThread?
+  private var watcher: RealtimeThread?
   private var captureRaw = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
   private var playbackRaw = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
   private var outputBuffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 0)
@@ -50,8 +68,9 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     outputBuffer.deallocate()
   }
 
-  /// Opens and configures the devices and allocates every buffer.
-  public func initialize() throws(ALSAError) {
+  /// Opens and configures the devices, allocates every buffer, and tells
+  /// the client the granted formats.
+  public func initialize() throws(DuplexError) {
     guard granted == nil else { return }
     let granted = try backend.open(configuration)
     self.granted = granted
@@ -60,26 +79,38 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     playbackRaw.deallocate()
     outputBuffer.deallocate()
     // Room for a period plus drift correction's extra frames, 4 bytes a sample.
-    captureRaw = .allocate(byteCount: 2 * period * granted.inputChannelCount * 4, alignment: 16)
-    captureRaw.initializeMemory(
-      as: UInt8.self, repeating: 0, count: 2 * period * granted.inputChannelCount * 4)
-    playbackRaw = .allocate(byteCount: 2 * period * granted.outputChannelCount * 4, alignment: 16)
-    playbackRaw.initializeMemory(
-      as: UInt8.self, repeating: 0, count: 2 * period * granted.outputChannelCount * 4)
+    let captureBytes = 2 * period * granted.inputChannelCount * 4
+    captureRaw = .allocate(byteCount: captureBytes, alignment: 16)
+    captureRaw.initializeMemory(as: UInt8.self, repeating: 0, count: captureBytes)
+    let playbackBytes = 2 * period * granted.outputChannelCount * 4
+    playbackRaw = .allocate(byteCount: playbackBytes, alignment: 16)
+    playbackRaw.initializeMemory(as: UInt8.self, repeating: 0, count: playbackBytes)
     outputBuffer = .allocate(capacity: 2 * period * granted.outputChannelCount)
     outputBuffer.initialize(repeating: 0)
+    let format = IOFormat(
+      input: granted.inputFormat.map { _ in
+        StreamFormat(sampleRate: granted.sampleRate, channelCount: granted.inputChannelCount)
+      },
+      output: granted.outputFormat.map { _ in
+        StreamFormat(sampleRate: granted.sampleRate, channelCount: granted.outputChannelCount)
+      },
+      maximumFrameCount: period)
+    self.format = format
+    client.prepare(for: format)
   }
 
   /// Pre-fills playback, starts the devices and the audio thread.
-  public func start() throws(ALSAError) {
-    guard let granted, !running.load(ordering: .acquiring) else { return }
+  public func start() throws(DuplexError) {
+    guard let granted, thread == nil else { return }
     stopRequested.store(false, ordering: .releasing)
     failureCode.store(0, ordering: .releasing)
-    let result = backend.start()
-    if result < 0 { throw ALSAError(operation: "start", device: deviceNames, code: result) }
+    loopEnded.reset()
+    halted.reset()
+    if case .failed(let code) = backend.start() {
+      throw backend.error(code: code, during: .start)
+    }
     if configuration.alsa.locksMemory { _ = lockMemory() }
     running.store(true, ordering: .releasing)
-    halted.store(false, ordering: .releasing)
     do {
       let priority =
         configuration.alsa.usesRealtimePriority ? configuration.alsa.realtimePriority : nil
@@ -87,9 +118,14 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       isRealtime = thread?.isRealtime ?? false
     } catch {
       running.store(false, ordering: .releasing)
-      halted.store(true, ordering: .releasing)
       backend.halt()
       throw error
+    }
+    if let onStop {
+      watcher = try? RealtimeThread(realtimePriority: nil) { [self] in
+        _ = loopEnded.wait(timeout: nil)
+        onStop(stopReason)
+      }
     }
   }
 
@@ -102,17 +138,19 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     guard let thread else { return }
     stopRequested.store(true, ordering: .releasing)
     backend.wake()
-    let deadline = MonotonicClock.now() + UInt64(Self.haltTimeout * 1e9)
-    while !halted.load(ordering: .acquiring) && MonotonicClock.now() < deadline {
-      usleep(1_000)
-    }
-    if halted.load(ordering: .acquiring) {
+    if halted.wait(timeout: Self.haltTimeout) {
       thread.join()
     } else {
       thread.detach()
       isWedged = true
     }
     self.thread = nil
+    if let watcher {
+      // The loop has ended (or was abandoned): let the watcher report it.
+      loopEnded.signal()
+      if watcher.isCurrent { watcher.detach() } else { watcher.join() }
+      self.watcher = nil
+    }
   }
 
   /// Lets queued playback finish, then stops (for commands that play).
@@ -121,11 +159,12 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     if !isWedged { backend.drain() }
   }
 
-  /// Releases the devices and buffers' contents.
+  /// Releases the devices.
   public func uninitialize() {
     guard granted != nil, !isWedged else { return }
     backend.close()
     granted = nil
+    format = nil
   }
 
   /// Seconds `stop` waits for the devices to halt before abandoning them.
@@ -137,149 +176,163 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   /// Whether the audio loop is running.
   public var isRunning: Bool { running.load(ordering: .acquiring) }
 
+  /// Waits until the audio loop ends (by `stop` or a failure); true when it
+  /// has, false when `timeout` seconds passed first. Any thread but the
+  /// audio thread; returns at once when the unit never started.
+  @discardableResult
+  public func waitUntilStopped(timeout: Double?) -> Bool {
+    guard isRunning else { return true }
+    return loopEnded.wait(timeout: timeout)
+  }
+
   /// The error that ended the loop, if one did.
-  public var failure: ALSAError? {
+  public var failure: DuplexError? {
     let code = failureCode.load(ordering: .acquiring)
     guard code != 0 else { return nil }
     let operation = LoopOperation(rawValue: failureOperation.load(ordering: .acquiring)) ?? .wait
-    return ALSAError(operation: operation.description, device: deviceNames, code: code)
+    return backend.error(code: code, during: operation)
   }
 
-  private var deviceNames: String {
-    switch (configuration.isInputEnabled, configuration.isOutputEnabled) {
-    case (true, true) where configuration.captureDevice != configuration.playbackDevice:
-      return "\(configuration.captureDevice) → \(configuration.playbackDevice)"
-    case (true, _): return configuration.captureDevice
-    default: return configuration.playbackDevice
-    }
-  }
-
-  private enum LoopOperation: Int {
-    case wait, capture, playback, restart
-    var description: String {
-      switch self {
-      case .wait: return "wait"
-      case .capture: return "capture"
-      case .playback: return "playback"
-      case .restart: return "restart after xrun"
-      }
-    }
+  private var stopReason: StopReason {
+    failure.map { .failed($0) } ?? .requested
   }
 
   // MARK: The audio thread
 
+  private enum Step { case proceed, retry, end }
+
+  /// What the loop carries from one period to the next.
+  private struct LoopState {
+    var sampleTime: Int64 = 0
+    var flags: IOFlags = []
+    var isInputDelivered = false
+    var isDriftCorrected = false
+  }
+
   private func fail(_ code: Int32, _ operation: LoopOperation) {
     failureOperation.store(operation.rawValue, ordering: .relaxed)
-    failureCode.store(code, ordering: .releasing)
+    failureCode.store(max(1, code), ordering: .releasing)
+  }
+
+  /// The one place a backend result is judged: go on, try the period again
+  /// (woken, or recovered from an xrun), or end the loop.
+  private func judge(
+    _ result: IOResult, _ operation: LoopOperation, xrun flag: IOFlags, settlingFrames: Int64,
+    period: Int, state: inout LoopState
+  ) -> Step {
+    switch result {
+    case .ready: return .proceed
+    case .woken: return .retry
+    case .failed(let code):
+      fail(code, operation)
+      return .end
+    case .xrun:
+      if state.sampleTime < settlingFrames {
+        statistics.settlingXruns.add(1, ordering: .relaxed)
+      } else if flag == .outputUnderrun {
+        statistics.underruns.add(1, ordering: .relaxed)
+      } else {
+        statistics.overruns.add(1, ordering: .relaxed)
+      }
+      state.flags.insert(flag)
+      // A period already given to the client keeps its place in time.
+      if state.isInputDelivered { state.sampleTime += Int64(period) }
+      var recovered = backend.recover()
+      if recovered == .ready { recovered = backend.start() }
+      if case .failed(let code) = recovered {
+        fail(code, .restart)
+        return .end
+      }
+      return .retry
+    }
   }
 
   private func runLoop(_ granted: GrantedConfiguration) {
     defer {
-      // Tell the control thread first: halting a dead device may hang.
+      // Tell the owner first: halting a dead device may hang.
       running.store(false, ordering: .releasing)
+      loopEnded.signal()
       backend.halt()
-      halted.store(true, ordering: .releasing)
+      halted.signal()
     }
     let period = granted.periodFrames
     let hasInput = granted.inputFormat != nil
-    let hasOutput = granted.outputFormat != nil
-    let outputSamples = period * granted.outputChannelCount
-    var sampleTime: Int64 = 0
-    var flags: IOFlags = []
+    let outputChannels = granted.outputChannelCount
+    let outputSamples = period * outputChannels
     let settlingFrames = Int64(configuration.settlingTime * Double(granted.sampleRate))
-    var drift = DriftTracker(period: period, isActive: hasInput && hasOutput)
+    var state = LoopState()
+    var drift = DriftTracker(period: period, isActive: hasInput && granted.outputFormat != nil)
     while !stopRequested.load(ordering: .acquiring) {
+      state.isInputDelivered = false
       let waited = backend.waitForPeriod()
-      if waited == -EINTR { continue }
-      if waited == -EPIPE {
-        // The stream stalled: recover as from an overrun.
-        if sampleTime < settlingFrames {
-          statistics.settlingXruns.add(1, ordering: .relaxed)
-        } else {
-          statistics.overruns.add(1, ordering: .relaxed)
-        }
-        flags.insert(.inputOverrun)
-        if !restart() { return }
-        continue
+      switch judge(
+        waited, .wait, xrun: .inputOverrun, settlingFrames: settlingFrames, period: period,
+        state: &state)
+      {
+      case .proceed: break
+      case .retry: continue
+      case .end: return
       }
-      if waited < 0 {
-        fail(waited, .wait)
-        return
-      }
-      if hasInput, let format = granted.inputFormat {
+      if let format = granted.inputFormat {
         let got = backend.read(captureRaw, frames: period)
-        if got == Int(-EINTR) { continue }
-        if got == Int(-EPIPE) || got == Int(-ESTRPIPE) {
-          if sampleTime < settlingFrames {
-            statistics.settlingXruns.add(1, ordering: .relaxed)
-          } else {
-            statistics.overruns.add(1, ordering: .relaxed)
-          }
-          flags.insert(.inputOverrun)
-          if !restart() { return }
-          continue
+        switch judge(
+          got, .capture, xrun: .inputOverrun, settlingFrames: settlingFrames, period: period,
+          state: &state)
+        {
+        case .proceed: break
+        case .retry: continue
+        case .end: return
         }
-        if got < 0 {
-          fail(Int32(got), .capture)
-          return
-        }
-        let stamp = AudioTimeStamp(sampleTime: sampleTime, hostTime: backend.hostTime())
+        let stamp = AudioTimeStamp(sampleTime: state.sampleTime, hostTime: backend.hostTime())
         client.inputAvailable(
           CapturedInput(
             raw: captureRaw, format: format, frameCount: period,
             channelCount: granted.inputChannelCount),
-          timeStamp: stamp, flags: flags)
+          timeStamp: stamp, flags: state.flags)
+        state.isInputDelivered = true
       }
-      if hasOutput, let format = granted.outputFormat {
+      if let format = granted.outputFormat {
         let stamp = AudioTimeStamp(
-          sampleTime: sampleTime, hostTime: hasInput ? backend.hostTime() : MonotonicClock.now())
+          sampleTime: state.sampleTime,
+          hostTime: hasInput ? backend.hostTime() : MonotonicClock.now())
         let base = outputBuffer.baseAddress!
         base.update(repeating: 0, count: outputSamples)
         var isSilence = true
         client.renderOutput(
-          UnsafeMutableBufferPointer(start: base, count: outputSamples), frameCount: period,
-          timeStamp: stamp,
-          flags: flags, isSilence: &isSilence)
+          OutputPeriod(
+            samples: UnsafeMutableBufferPointer(start: base, count: outputSamples),
+            frameCount: period, channelCount: outputChannels),
+          timeStamp: stamp, flags: state.flags, isSilence: &isSilence)
         // Follow a playback clock that runs apart from the capture clock.
         let adjustment = drift.adjustment()
-        var frames = period
-        if adjustment != 0 {
-          frames = period - adjustment
-          if adjustment < 0 {
-            // Repeat the last frame to stretch the period.
-            let channels = granted.outputChannelCount
-            for frame in period..<frames {
-              for channel in 0..<channels {
-                base[frame * channels + channel] = base[(period - 1) * channels + channel]
-              }
+        let frames = period - adjustment
+        if adjustment < 0 {
+          // Repeat the last frame to stretch the period.
+          for frame in period..<frames {
+            for channel in 0..<outputChannels {
+              base[frame * outputChannels + channel] =
+                base[(period - 1) * outputChannels + channel]
             }
           }
+        }
+        if adjustment != 0 {
           statistics.driftCorrectedFrames.add(adjustment, ordering: .relaxed)
-          flags.insert(.driftCorrected)
+          state.isDriftCorrected = true
         }
         if isSilence && adjustment >= 0 {
           playbackRaw.initializeMemory(
-            as: UInt8.self, repeating: 0,
-            count: frames * granted.outputChannelCount * format.byteCount)
+            as: UInt8.self, repeating: 0, count: frames * outputChannels * format.byteCount)
         } else {
-          format.encode(base, into: playbackRaw, count: frames * granted.outputChannelCount)
+          format.encode(base, into: playbackRaw, count: frames * outputChannels)
         }
         let written = backend.write(playbackRaw, frames: frames)
-        if written == Int(-EINTR) { continue }
-        if written == Int(-EPIPE) || written == Int(-ESTRPIPE) {
-          if sampleTime < settlingFrames {
-            statistics.settlingXruns.add(1, ordering: .relaxed)
-          } else {
-            statistics.underruns.add(1, ordering: .relaxed)
-          }
-          if !restart() { return }
-          flags = [.outputUnderrun]
-          sampleTime += Int64(period)
-          continue
-        }
-        if written < 0 {
-          fail(Int32(written), .playback)
-          return
+        switch judge(
+          written, .playback, xrun: .outputUnderrun, settlingFrames: settlingFrames,
+          period: period, state: &state)
+        {
+        case .proceed: break
+        case .retry: continue
+        case .end: return
         }
         let delay = backend.outputDelay()
         drift.observe(delay: delay)
@@ -287,21 +340,12 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
           statistics.maximumOutputDelay.store(delay, ordering: .relaxed)
         }
       }
-      flags = []
-      sampleTime += Int64(period)
+      // The next period tells the client what this one corrected.
+      state.flags = state.isDriftCorrected ? .driftCorrected : []
+      state.isDriftCorrected = false
+      state.sampleTime += Int64(period)
       statistics.periods.add(1, ordering: .relaxed)
     }
-  }
-
-  /// Recovers from an xrun: stop, prepare, pre-fill and start both streams.
-  private func restart() -> Bool {
-    var result = backend.recover()
-    if result >= 0 { result = backend.start() }
-    if result < 0 {
-      fail(result, .restart)
-      return false
-    }
-    return true
   }
 }
 
@@ -309,58 +353,5 @@ extension DuplexUnit where Backend == ALSADevicePair {
   /// A unit on ALSA devices.
   public convenience init(configuration: DuplexConfiguration, client: Client) {
     self.init(configuration: configuration, backend: ALSADevicePair(), client: client)
-  }
-}
-
-/// Watches the playback delay of a capture→playback loop and asks for a
-/// few frames to be dropped or repeated when two device clocks drift apart,
-/// so latency neither grows nor shrinks into xruns. The first steady mean
-/// delay is the reference, so a constant offset (a sound server's own
-/// queue) is never "corrected". Audio thread.
-struct DriftTracker {
-  let period: Int
-  let isActive: Bool
-  private var reference: Int?
-  private var sum = 0
-  private var count = 0
-  private var pending = 0
-  private var settled = 0
-
-  init(period: Int, isActive: Bool) {
-    self.period = period
-    self.isActive = isActive
-  }
-
-  /// Adds one delay reading; every 64 periods the mean decides a correction.
-  mutating func observe(delay: Int) {
-    guard isActive else { return }
-    // The first readings after a start are not steady yet.
-    if settled < 16 {
-      settled += 1
-      return
-    }
-    sum += delay
-    count += 1
-    guard count == 64 else { return }
-    let mean = sum / count
-    sum = 0
-    count = 0
-    guard let reference else {
-      self.reference = mean
-      return
-    }
-    let error = mean - reference
-    if abs(error) > period {
-      // Positive: too much queued, drop frames; negative: repeat frames.
-      let step = min(abs(error) - period / 2, period / 2)
-      pending = error > 0 ? step : -step
-    }
-  }
-
-  /// Frames to drop (positive) or repeat (negative) in this period.
-  mutating func adjustment() -> Int {
-    let value = pending
-    pending = 0
-    return value
   }
 }

@@ -138,3 +138,12 @@ public final class IOStatistics: Sendable {
 
   public var xruns: Int { overruns.load(ordering: .relaxed) + underruns.load(ordering: .relaxed) }
 }
+
+/// A bus of the unit, numbered as in RemoteIO: 0 plays, 1 captures.
+public enum Bus: Int, Sendable, CaseIterable {
+  case output = 0
+  case input = 1
+
+  /// "input" or "output", as the JSON Lines contract names it.
+  public var name: String { self == .input ? "input" : "output" }
+}

@@ -25,7 +25,7 @@ final class PCMDevice {
   private(set) var bufferFrames = 0
 
   /// Opens `name`; non-blocking unless `isBlocking`.
-  init(name: String, direction: Direction, isBlocking: Bool = false) throws(ALSAError) {
+  init(name: String, direction: Direction, isBlocking: Bool = false) throws(DuplexError) {
     self.name = name
     self.direction = direction
     micloop_silence_alsa_diagnostics()
@@ -33,7 +33,7 @@ final class PCMDevice {
     let stream = direction == .capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
     let result = snd_pcm_open(&pcm, name, stream, isBlocking ? 0 : SND_PCM_NONBLOCK)
     guard result >= 0, let pcm else {
-      throw ALSAError(operation: "open", device: name, code: result)
+      throw DuplexError.alsa(operation: "open", device: name, code: result)
     }
     handle = pcm
   }
@@ -53,14 +53,14 @@ final class PCMDevice {
     sampleRate rate: Int, channelCount channels: Int, format requested: SampleFormat?,
     periodFrames period: Int,
     periodCount periods: Int
-  ) throws(ALSAError) {
-    guard let handle else { throw ALSAError(operation: "configure", device: name, code: -EBADFD) }
+  ) throws(DuplexError) {
+    guard let handle else { throw DuplexError.alsa(operation: "configure", device: name, code: -EBADFD) }
     var hw: OpaquePointer?
     snd_pcm_hw_params_malloc(&hw)
     defer { snd_pcm_hw_params_free(hw) }
-    func check(_ result: Int32, _ operation: String, _ value: String? = nil) throws(ALSAError) {
+    func check(_ result: Int32, _ operation: String, _ value: String? = nil) throws(DuplexError) {
       if result < 0 {
-        throw ALSAError(operation: operation, device: name, value: value, code: result)
+        throw DuplexError.alsa(operation: operation, device: name, value: value, code: result)
       }
     }
     try check(snd_pcm_hw_params_any(handle, hw), "read the parameters of")
@@ -73,7 +73,7 @@ final class PCMDevice {
         snd_pcm_hw_params_test_format(handle, hw, $0.alsaFormat) == 0
       })
     else {
-      throw ALSAError(
+      throw DuplexError.alsa(
         operation: "set format", device: name,
         value: requested?.rawValue ?? "any of s16/s24/s32/float",
         code: -EINVAL)
@@ -89,7 +89,7 @@ final class PCMDevice {
     try check(
       snd_pcm_hw_params_set_rate_near(handle, hw, &exactRate, &direction), "set rate", "\(rate) Hz")
     if exactRate != UInt32(rate) {
-      throw ALSAError(
+      throw DuplexError.alsa(
         operation: "set rate", device: name, value: "\(rate) Hz (nearest: \(exactRate) Hz)",
         code: -EINVAL)
     }

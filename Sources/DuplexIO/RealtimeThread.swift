@@ -2,8 +2,9 @@
   import Glibc
 #endif
 
-/// A joinable POSIX thread for the audio loop, with SCHED_FIFO when the
-/// process may use it. Created and joined on the control thread.
+/// A joinable POSIX thread: the audio loop (with SCHED_FIFO when the process
+/// may use it) or the unit's stop watcher (plain). Created and joined on the
+/// control thread.
 final class RealtimeThread {
   private var thread = pthread_t()
   private var isJoined = false
@@ -16,7 +17,7 @@ final class RealtimeThread {
   }
 
   /// Starts `body` on a new thread; real-time at `priority` when permitted.
-  init(realtimePriority priority: Int32?, body: @escaping () -> Void) throws(ALSAError) {
+  init(realtimePriority priority: Int32?, body: @escaping () -> Void) throws(DuplexError) {
     let box = Unmanaged.passRetained(Box(body)).toOpaque()
     let entry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { context in
       let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
@@ -42,11 +43,15 @@ final class RealtimeThread {
       let result = pthread_create(&thread, &plain, entry, box)
       guard result == 0 else {
         Unmanaged<Box>.fromOpaque(box).release()
-        throw ALSAError(operation: "start the audio thread", device: "", code: -result)
+        throw DuplexError(
+          .threadUnavailable, operation: "start the audio thread", device: "", code: result)
       }
     }
     isRealtime = realtime
   }
+
+  /// Whether the calling thread is this one.
+  var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
   /// Waits for the thread to finish.
   func join() {
@@ -55,7 +60,7 @@ final class RealtimeThread {
     isJoined = true
   }
 
-  /// Lets the thread run on unjoined (it is stuck in a driver and cannot be waited for).
+  /// Lets the thread run on unjoined (stuck in a driver, or the caller itself).
   func detach() {
     guard !isJoined else { return }
     pthread_detach(thread)

@@ -10,8 +10,8 @@ import Synchronization
 /// `jack_iodelay` or `alsabat --roundtriplatency` do: it plays a short
 /// chirp a few times, records the capture, and finds each chirp in the
 /// recording by cross-correlation. The callbacks run on the audio thread
-/// and only copy into buffers made in `init`; `result` runs on the control
-/// thread after the unit has stopped.
+/// and only copy into buffers made in `init` and `prepare`; `result` runs
+/// on the control thread after the unit has stopped.
 public final class LatencyProbe: DuplexClient, @unchecked Sendable {
   /// What was found.
   public struct Measurement: Sendable {
@@ -34,17 +34,13 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
   private let chirp: [Float]
   private let burstStarts: [Int]
   private let captured: UnsafeMutableBufferPointer<Float>
-  private let inputBuffer: UnsafeMutableBufferPointer<Float>
-  private let channelCount: Int
+  private var inputBuffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 0)
 
   /// - Parameters:
   ///   - bursts: how many chirps to play, one a second.
   ///   - level: chirp level in dBFS.
-  public init(
-    sampleRate: Int, channelCount: Int, maximumPeriod: Int, bursts: Int = 3, level: Double = -12
-  ) {
+  public init(sampleRate: Int, bursts: Int = 3, level: Double = -12) {
     self.sampleRate = sampleRate
-    self.channelCount = channelCount
     // 50 ms linear chirp from 300 Hz to 3 kHz with raised-cosine edges.
     let length = sampleRate / 20
     let amplitude = Decibels.amplitude(level)
@@ -60,7 +56,12 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
     totalFrames = sampleRate / 2 + bursts * sampleRate + sampleRate / 2
     captured = .allocate(capacity: totalFrames)
     captured.initialize(repeating: 0)
-    inputBuffer = .allocate(capacity: maximumPeriod * channelCount)
+  }
+
+  public func prepare(for format: IOFormat) {
+    let channels = format.input?.channelCount ?? 1
+    inputBuffer.deallocate()
+    inputBuffer = .allocate(capacity: format.maximumFrameCount * channels)
     inputBuffer.initialize(repeating: 0)
   }
 
@@ -80,12 +81,12 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
   }
 
   public func renderOutput(
-    _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp,
-    flags: IOFlags,
-    isSilence: inout Bool
+    _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool
   ) {
     let start = Int(timeStamp.sampleTime)
-    let channels = output.count / max(1, frameCount)
+    let frameCount = output.frameCount
+    let channels = output.channelCount
+    let output = output.samples
     for burst in burstStarts where burst < start + frameCount && burst + chirp.count > start {
       for frame in 0..<frameCount {
         let index = start + frame - burst

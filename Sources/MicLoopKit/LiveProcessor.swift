@@ -77,67 +77,42 @@ public struct LiveSettings: Sendable {
 }
 
 /// The client of a live unit: meters the captured input, passes it to the
-/// output with a ramped gain and a soft limiter, and hands events and the
-/// recording to the control thread through rings.
+/// output with a ramped gain and a soft limiter, and hands events, the
+/// recording and a mono copy for analysis to the control thread through
+/// rings.
 ///
-/// The callbacks run on the audio thread and never allocate; `gainTarget`,
-/// `isMuted`, `framesProcessed` and the rings are the cross-thread surface.
-/// Call `finishMeter` on the control thread once the unit has stopped.
+/// `prepare(for:)` allocates everything once the devices have granted their
+/// formats (control thread); the callbacks run on the audio thread and never
+/// allocate. The cross-thread surface is `gain`, `framesProcessed` and the
+/// rings; `setGain`, `setMuted` and `finishMeter` belong to the control
+/// thread.
 public final class LiveProcessor: DuplexClient, @unchecked Sendable {
-  public let format: StreamFormat
-  public let outputChannelCount: Int
   public let settings: LiveSettings
+  /// The granted capture format; set by `prepare`.
+  public private(set) var format = StreamFormat(sampleRate: 48_000, channelCount: 1)
   /// Events for the control thread.
   public let events = SPSCRing<LiveEvent>(capacity: 4096)
   /// The captured input, interleaved, for a recording (when enabled).
-  public let recording: SPSCRing<Float>?
+  public private(set) var recording: SPSCRing<Float>?
   /// The captured input folded to mono, for analysis on the control thread.
-  public let analysis: SPSCRing<Float>?
+  public private(set) var analysis: SPSCRing<Float>?
   /// Frames captured so far.
   public let framesProcessed = Atomic<Int>(0)
-  /// Requested gain (Float bit pattern, linear); ramped on the audio thread.
-  public let gainTarget: Atomic<UInt32>
-  /// Whether the output is muted (ramped like a gain change).
-  public let isMuted = Atomic<Bool>(false)
-  /// Extra work on the captured input (tone detection), audio thread.
-  public var inputTap: ((UnsafeBufferPointer<Float>, Int64) -> Void)?
+  /// Gain from input to output (linear), ramped over 5 ms on the audio thread.
+  public let gain: RampedParameter
+  /// Whether the output is muted (control thread).
+  public private(set) var isMuted = false
+  /// The gain asked for in dB, muted or not (control thread).
+  public private(set) var gainDecibels: Double
 
-  private let meter: MeterProcessor?
-  private let input: UnsafeMutableBufferPointer<Float>
-  private let mono: UnsafeMutablePointer<Float>
-  private var gain: GainRamp
-  private var appliedTarget: UInt32
-  private var wasMuted = false
+  private var meter: MeterProcessor?
+  private var input = UnsafeMutableBufferPointer<Float>.allocate(capacity: 0)
+  private var mono = UnsafeMutablePointer<Float>.allocate(capacity: 0)
 
-  public init(
-    format: StreamFormat, outputChannelCount: Int, maximumPeriod: Int, settings: LiveSettings
-  ) {
-    self.format = format
-    self.outputChannelCount = outputChannelCount
+  public init(settings: LiveSettings) {
     self.settings = settings
-    let linear = Float(Decibels.amplitude(settings.gainDecibels))
-    gainTarget = Atomic(linear.bitPattern)
-    appliedTarget = linear.bitPattern
-    // 5 ms ramps: no zipper noise, no audible lag.
-    gain = GainRamp(
-      gain: linear, rampSamples: max(1, format.sampleRate / 200), isLimiting: settings.isLimiting)
-    input = .allocate(capacity: maximumPeriod * format.channelCount)
-    input.initialize(repeating: 0)
-    mono = .allocate(capacity: maximumPeriod)
-    mono.initialize(repeating: 0, count: maximumPeriod)
-    analysis =
-      settings.isAnalyzing
-      ? SPSCRing(capacity: Int(settings.recordingBuffer * Double(format.sampleRate))) : nil
-    meter = settings.meter.map {
-      MeterProcessor(
-        sampleRate: Double(format.sampleRate), channelCount: format.channelCount, settings: $0,
-        maximumBlock: maximumPeriod)
-    }
-    recording =
-      settings.isRecording
-      ? SPSCRing(
-        capacity: Int(settings.recordingBuffer * Double(format.sampleRate)) * format.channelCount)
-      : nil
+    gainDecibels = settings.gainDecibels
+    gain = RampedParameter(value: Float(Decibels.amplitude(settings.gainDecibels)), rampFrames: 0)
   }
 
   deinit {
@@ -145,15 +120,39 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     mono.deallocate()
   }
 
-  /// Sets the gain in dB (any thread).
-  public func setGain(decibels: Double) {
-    gainTarget.store(Float(Decibels.amplitude(decibels)).bitPattern, ordering: .releasing)
+  public func prepare(for granted: IOFormat) {
+    let format =
+      granted.input ?? StreamFormat(sampleRate: granted.output?.sampleRate ?? 48_000, channelCount: 1)
+    self.format = format
+    let maximumPeriod = granted.maximumFrameCount
+    // 5 ms ramps: no zipper noise, no audible lag.
+    gain.rampFrames = max(1, format.sampleRate / 200)
+    input.deallocate()
+    input = .allocate(capacity: maximumPeriod * format.channelCount)
+    input.initialize(repeating: 0)
+    mono.deallocate()
+    mono = .allocate(capacity: maximumPeriod)
+    mono.initialize(repeating: 0, count: maximumPeriod)
+    let ringFrames = Int(settings.recordingBuffer * Double(format.sampleRate))
+    analysis = settings.isAnalyzing ? SPSCRing(capacity: ringFrames) : nil
+    recording = settings.isRecording ? SPSCRing(capacity: ringFrames * format.channelCount) : nil
+    meter = settings.meter.map {
+      MeterProcessor(
+        sampleRate: Double(format.sampleRate), channelCount: format.channelCount, settings: $0,
+        maximumBlock: maximumPeriod)
+    }
   }
 
-  /// The requested gain in dB.
-  public var gainDecibels: Double {
-    Decibels.fromAmplitude(Double(Float(bitPattern: gainTarget.load(ordering: .acquiring))))
-      ?? -.infinity
+  /// Sets the gain in dB (control thread); heard at once unless muted.
+  public func setGain(decibels: Double) {
+    gainDecibels = decibels
+    if !isMuted { gain.set(Float(Decibels.amplitude(decibels))) }
+  }
+
+  /// Mutes or unmutes the output with the same ramp as a gain change (control thread).
+  public func setMuted(_ muted: Bool) {
+    isMuted = muted
+    gain.set(muted ? 0 : Float(Decibels.amplitude(gainDecibels)))
   }
 
   public func inputAvailable(_ captured: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
@@ -168,33 +167,24 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
         channel: settings.analysisChannel, into: mono)
       analysis.push(mono, count: frames)
     }
-    inputTap?(UnsafeBufferPointer(start: base, count: samples), timeStamp.sampleTime)
     if let meter {
-      let copy = input.baseAddress!
-      meter.process(copy, frameCount: frames) { event in events.push(LiveEvent(event)) }
+      meter.process(base, frameCount: frames) { event in events.push(LiveEvent(event)) }
     }
     framesProcessed.add(frames, ordering: .releasing)
   }
 
   public func renderOutput(
-    _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp,
-    flags: IOFlags,
-    isSilence: inout Bool
+    _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool
   ) {
-    let muted = isMuted.load(ordering: .relaxed)
-    let target = gainTarget.load(ordering: .relaxed)
-    if target != appliedTarget || muted != wasMuted {
-      appliedTarget = target
-      wasMuted = muted
-      gain.setTarget(muted ? 0 : Float(bitPattern: target))
-    }
+    let frameCount = output.frameCount
     let inChannels = format.channelCount
-    let outChannels = outputChannelCount
+    let outChannels = output.channelCount
+    let destination = output.samples.baseAddress!
     if inChannels == outChannels {
-      output.baseAddress!.update(from: input.baseAddress!, count: frameCount * inChannels)
+      destination.update(from: input.baseAddress!, count: frameCount * inChannels)
     } else if inChannels == 1 {
       for frame in 0..<frameCount {
-        for channel in 0..<outChannels { output[frame * outChannels + channel] = input[frame] }
+        for channel in 0..<outChannels { destination[frame * outChannels + channel] = input[frame] }
       }
     } else {
       // Fold every input channel into each output channel (average).
@@ -202,11 +192,13 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
       for frame in 0..<frameCount {
         var sum: Float = 0
         for channel in 0..<inChannels { sum += input[frame * inChannels + channel] }
-        for channel in 0..<outChannels { output[frame * outChannels + channel] = sum * scale }
+        for channel in 0..<outChannels { destination[frame * outChannels + channel] = sum * scale }
       }
     }
-    gain.process(
-      UnsafeMutableBufferPointer(start: output.baseAddress!, count: frameCount * outChannels))
+    gain.scale(destination, frameCount: frameCount, channelCount: outChannels)
+    if settings.isLimiting {
+      for i in 0..<frameCount * outChannels { destination[i] = SoftLimiter.limit(destination[i]) }
+    }
     isSilence = false
   }
 

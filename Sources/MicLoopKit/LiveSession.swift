@@ -1,15 +1,14 @@
+import AudioFiles
 import DuplexIO
+import SignalDSP
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
-/// Runs a live job on ALSA devices from the control thread: starts the
-/// unit, then about 50 times a second hands meter events to the caller,
-/// writes the recording, reports xruns, and stops on Ctrl-C, after the
-/// duration, or when a device fails (the recording stays valid).
-public final class LiveSession {
-  public typealias Unit = DuplexUnit<ALSADevicePair, LiveProcessor>
+/// Runs a live job on any duplex backend from the control thread: starts
+/// the unit, then about 50 times a second hands meter events and the mono
+/// input to the caller, writes the recording, reports xruns, and stops when
+/// the caller asks, after the duration, or when a device fails (the
+/// recording stays valid). Control thread only.
+public final class LiveSession<Backend: DuplexBackend> {
+  public typealias Unit = DuplexUnit<Backend, LiveProcessor>
 
   /// How a live job ended.
   public struct Outcome: Sendable {
@@ -22,59 +21,47 @@ public final class LiveSession {
     /// Capture overruns and playback underruns.
     public var overruns: Int
     public var underruns: Int
-    /// Whether Ctrl-C (or SIGTERM) ended the job.
-    public var wasInterrupted: Bool
+    /// Whether the caller's `shouldStop` ended the job.
+    public var wasStoppedByCaller: Bool
     /// The device error that ended the job, if any.
-    public var failure: ALSAError?
+    public var failure: DuplexError?
     /// A recording error that ended the job, if any.
     public var recordingFailure: AudioFileError?
   }
-
-  /// A bus in an xrun notice.
-  public enum Bus: String, Sendable { case input, output }
 
   public let unit: Unit
   public let processor: LiveProcessor
   public let configuration: DuplexConfiguration
 
-  /// Opens and configures the devices (nothing runs yet).
-  public init(configuration: DuplexConfiguration, settings: LiveSettings) throws(ALSAError) {
+  /// Opens and configures the devices and prepares the processor for what
+  /// they granted (nothing runs yet).
+  public init(configuration: DuplexConfiguration, backend: Backend, settings: LiveSettings)
+    throws(DuplexError)
+  {
     self.configuration = configuration
-    let format = StreamFormat(
-      sampleRate: configuration.sampleRate,
-      channelCount: configuration.isInputEnabled ? configuration.inputChannelCount : 1)
-    let maximumPeriod = max(16_384, configuration.periodFrames * 4)
-    processor = LiveProcessor(
-      format: format, outputChannelCount: configuration.outputChannelCount,
-      maximumPeriod: maximumPeriod,
-      settings: settings)
-    unit = DuplexUnit(configuration: configuration, client: processor)
+    processor = LiveProcessor(settings: settings)
+    unit = DuplexUnit(configuration: configuration, backend: backend, client: processor)
     try unit.initialize()
-    if let granted = unit.granted, granted.periodFrames > maximumPeriod {
-      throw ALSAError(
-        operation: "set period size", device: configuration.captureDevice,
-        value: "\(granted.periodFrames) frames granted, at most \(maximumPeriod) supported",
-        code: -EINVAL)
-    }
   }
 
-  /// Runs until Ctrl-C, `duration` seconds of input, a device failure, or
-  /// `shouldStop` returning true. `onEvent` gets meter events, `onInput`
-  /// the mono input (when analysing), `onXrun` xruns, `onTick` is called
-  /// every cycle (for keys and redraws).
+  /// Runs until `shouldStop` returns true, `duration` seconds of input, or
+  /// a device failure. `onEvent` gets meter events, `onInput` the mono
+  /// input (when analysing), `onXrun` xruns; `shouldStop` is asked every
+  /// cycle (read keys and redraw there).
   public func run(
-    duration: Double?, recorder: AudioFileWriter?, onEvent: (MeterEvent) -> Void,
+    duration: Double?, recorder: AudioFileWriter?, shouldStop: () -> Bool,
+    onEvent: (MeterEvent) -> Void,
     onInput: (UnsafeBufferPointer<Float>) -> Void = { _ in },
-    onXrun: (Bus, Double) -> Void = { _, _ in }, onTick: () -> Bool = { false }
-  ) throws(ALSAError) -> Outcome {
-    let rate = Double(configuration.sampleRate)
+    onXrun: (Bus, Double) -> Void = { _, _ in }
+  ) throws(DuplexError) -> Outcome {
+    let rate = Double(processor.format.sampleRate)
     let channels = processor.format.channelCount
     let frameLimit = duration.map { Int64(($0 * rate).rounded()) }
     var recorded: Int64 = 0
     var recordingFailure: AudioFileError?
     var seenOverruns = 0
     var seenUnderruns = 0
-    var interrupted = false
+    var stoppedByCaller = false
 
     var analysed: Int64 = 0
     func drain() {
@@ -103,7 +90,7 @@ public final class LiveSession {
 
     try unit.start()
     while true {
-      usleep(20_000)
+      let ended = unit.waitUntilStopped(timeout: 0.02)
       drain()
       let time = Double(processor.framesProcessed.load(ordering: .acquiring)) / rate
       let overruns = unit.statistics.overruns.load(ordering: .relaxed)
@@ -112,13 +99,12 @@ public final class LiveSession {
       for _ in seenUnderruns..<underruns { onXrun(.output, time) }
       seenOverruns = overruns
       seenUnderruns = underruns
-      if onTick() { break }
-      if interruptRequested.load(ordering: .relaxed) {
-        interrupted = true
+      if ended || recordingFailure != nil { break }
+      if shouldStop() {
+        stoppedByCaller = true
         break
       }
       if let frameLimit, Int64(time * rate) >= frameLimit { break }
-      if !unit.isRunning || recordingFailure != nil { break }
     }
     unit.stop()
     drain()
@@ -130,7 +116,17 @@ public final class LiveSession {
       droppedRecordingFrames: (processor.recording?.dropped.load(ordering: .relaxed) ?? 0)
         / channels,
       overruns: unit.statistics.overruns.load(ordering: .relaxed),
-      underruns: unit.statistics.underruns.load(ordering: .relaxed), wasInterrupted: interrupted,
-      failure: unit.failure, recordingFailure: recordingFailure)
+      underruns: unit.statistics.underruns.load(ordering: .relaxed),
+      wasStoppedByCaller: stoppedByCaller, failure: unit.failure,
+      recordingFailure: recordingFailure)
+  }
+}
+
+extension LiveSession where Backend == ALSADevicePair {
+  /// A live job on ALSA devices.
+  public convenience init(configuration: DuplexConfiguration, settings: LiveSettings)
+    throws(DuplexError)
+  {
+    try self.init(configuration: configuration, backend: ALSADevicePair(), settings: settings)
   }
 }

@@ -108,14 +108,13 @@ public final class ToneSource: DuplexClient, @unchecked Sendable {
     }
   }
 
-  public func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {}
-
   public func renderOutput(
-    _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp,
-    flags: IOFlags, isSilence: inout Bool
+    _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool
   ) {
     if isDone.load(ordering: .relaxed) { return }
-    render(into: output.baseAddress!, frameCount: min(frameCount, output.count / channelCount))
+    render(
+      into: output.samples.baseAddress!,
+      frameCount: min(output.frameCount, output.samples.count / channelCount))
     isSilence = false
   }
 

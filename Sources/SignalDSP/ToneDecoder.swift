@@ -80,12 +80,13 @@ public final class ToneDecoder {
     guard needed < nyquist else {
       let rate = Int((2 * needed / 1000).rounded(.up) * 1000)
       throw TonePlanError(
+        .sampleRateTooLow(required: rate),
         description:
-          "plan \(plan.name) needs a sample rate of at least \(rate) Hz (its tones reach \(Int(needed)) Hz), the input has \(Int(sampleRate)) Hz; use a higher --rate or another plan"
+          "plan \(plan.name) needs a sample rate of at least \(rate) Hz (its tones reach \(Int(needed)) Hz), the input has \(Int(sampleRate)) Hz"
       )
     }
     guard lowest >= 20 else {
-      throw TonePlanError(description: "plan \(plan.name) has tones below 20 Hz; use 20 Hz or more")
+      throw TonePlanError(.tonesTooLow, description: "plan \(plan.name) has tones below 20 Hz; use 20 Hz or more")
     }
   }
 

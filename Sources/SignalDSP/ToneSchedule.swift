@@ -15,9 +15,29 @@ public struct ToneSegment: Sendable, Equatable {
   }
 }
 
-/// Why a message cannot be sent with a plan.
+/// Why a plan cannot send a message or decode at a sample rate. The
+/// description names the problem; `kind` lets a program add its own advice.
 public struct TonePlanError: Error, Sendable, CustomStringConvertible {
+  public enum Kind: Sendable, Equatable {
+    /// There was nothing to send.
+    case emptyMessage
+    /// The message has symbols the plan lacks.
+    case unknownSymbols
+    /// Some symbols' tones are at or above half the sample rate.
+    case aboveNyquist
+    /// The plan's tones need this sample rate or more to be decoded.
+    case sampleRateTooLow(required: Int)
+    /// The plan has tones too low to decode.
+    case tonesTooLow
+  }
+
+  public var kind: Kind
   public var description: String
+
+  public init(_ kind: Kind, description: String) {
+    self.kind = kind
+    self.description = description
+  }
 }
 
 extension TonePlan {
@@ -30,7 +50,7 @@ extension TonePlan {
     let tone = toneDuration ?? self.toneDuration
     let gap = gapDuration ?? self.gapDuration
     guard !text.isEmpty else {
-      throw TonePlanError(description: "nothing to send: give the text to send")
+      throw TonePlanError(.emptyMessage, description: "nothing to send")
     }
     var message = Array(text)
     if case .dualTone = kind { message = message.map { Character($0.uppercased()) } }
@@ -51,13 +71,15 @@ extension TonePlan {
     if !unknown.isEmpty {
       let listed = unknown.map { "'\($0)'" }.joined(separator: ", ")
       throw TonePlanError(
+        .unknownSymbols,
         description: "plan \(name) cannot send \(listed); it sends \(alphabetDescription)")
     }
     if !tooHigh.isEmpty {
       let listed = tooHigh.map { "'\($0.0)' (\(Int($0.1.rounded())) Hz)" }.joined(separator: ", ")
       throw TonePlanError(
+        .aboveNyquist,
         description:
-          "plan \(name) cannot send \(listed) at \(Int(sampleRate)) Hz: above \(Int(sampleRate / 2)) Hz; use a higher --rate or other characters"
+          "plan \(name) cannot send \(listed) at \(Int(sampleRate)) Hz: above \(Int(sampleRate / 2)) Hz"
       )
     }
     var segments = [ToneSegment]()

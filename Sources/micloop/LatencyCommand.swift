@@ -1,5 +1,7 @@
 import ArgumentParser
 import DuplexIO
+import AudioFiles
+import Console
 import MicLoopKit
 
 #if canImport(Glibc)
@@ -21,21 +23,17 @@ struct Latency: ParsableCommand {
   func run() throws {
     SignalTrap.install()
     let configuration = devices.configuration(input: true, output: true)
-    let probe = LatencyProbe(
-      sampleRate: configuration.sampleRate, channelCount: configuration.inputChannelCount,
-      maximumPeriod: max(16_384, configuration.periodFrames * 4))
+    let probe = LatencyProbe(sampleRate: configuration.sampleRate)
     let unit = DuplexUnit(configuration: configuration, client: probe)
     do {
       try unit.initialize()
       try unit.start()
-    } catch { throw CommandFailure(message: error.description) }
-    while unit.isRunning && !probe.isDone.load(ordering: .acquiring)
+    } catch { throw CommandFailure(message: error.commandLineMessage) }
+    while !unit.waitUntilStopped(timeout: 0.02) && !probe.isDone.load(ordering: .acquiring)
       && !interruptRequested.load(ordering: .relaxed)
-    {
-      usleep(20_000)
-    }
+    {}
     unit.stop()
-    if let failure = unit.failure { throw CommandFailure(message: failure.description) }
+    if let failure = unit.failure { throw CommandFailure(message: failure.commandLineMessage) }
     if interruptRequested.load(ordering: .relaxed) { return }
     guard let granted = unit.granted else { return }
     guard let measurement = probe.result() else {

@@ -1,4 +1,6 @@
 import DuplexIO
+import AudioFiles
+import Console
 import MicLoopKit
 import SignalDSP
 
@@ -91,10 +93,10 @@ final class LivePrinter {
     if mode == .terminal, let reading = lastReading { redraw(reading) }
   }
 
-  func xrun(_ bus: LiveSession.Bus, time: Double) {
+  func xrun(_ bus: Bus, time: Double) {
     if mode == .json {
       StandardOutput.write(
-        "{\"event\":\"xrun\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"bus\":\"\(bus.rawValue)\"}",
+        "{\"event\":\"xrun\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"bus\":\"\(bus.name)\"}",
         flush: true)
     } else {
       endLine()

@@ -1,5 +1,7 @@
 import ArgumentParser
 import DuplexIO
+import AudioFiles
+import Console
 import MicLoopKit
 import SignalDSP
 
@@ -75,23 +77,21 @@ enum LiveRunner {
   static func run(
     configuration: DuplexConfiguration, settings: LiveSettings, record: String?, duration: Double?,
     json: Bool,
-    showsMeter: Bool, acceptsKeys: Bool, tones: LiveTones? = nil,
-    prepare: (LiveProcessor) -> Void = { _ in }
+    showsMeter: Bool, acceptsKeys: Bool, tones: LiveTones? = nil
   ) throws {
     var settings = settings
     settings.isAnalyzing = tones != nil
     SignalTrap.install()
-    let session: LiveSession
+    let session: LiveSession<ALSADevicePair>
     do { session = try LiveSession(configuration: configuration, settings: settings) } catch {
-      throw CommandFailure(message: error.description)
+      throw CommandFailure(message: error.commandLineMessage)
     }
-    prepare(session.processor)
     let decoder: ToneDecoder?
     if let tones, let granted = session.unit.granted {
       do {
         decoder = try ToneDecoder(
           plans: tones.plans, sampleRate: Double(granted.sampleRate), settings: tones.settings)
-      } catch { throw CommandFailure(message: error.description) }
+      } catch { throw CommandFailure(message: error.commandLineMessage()) }
     } else {
       decoder = nil
     }
@@ -117,16 +117,29 @@ enum LiveRunner {
     }
     let processor = session.processor
     func describeGain() -> String {
-      processor.isMuted.load(ordering: .relaxed)
+      processor.isMuted
         ? "  MUTED" : "  gain \(DecimalFormatting.fixed(processor.gainDecibels, places: 0)) dB"
     }
     if configuration.isOutputEnabled && printer.mode == .terminal {
       printer.setStatus(describeGain())
     }
-    let outcome: LiveSession.Outcome
+    let outcome: LiveSession<ALSADevicePair>.Outcome
     do {
       outcome = try session.run(
         duration: duration, recorder: recorder,
+        shouldStop: {
+          if interruptRequested.load(ordering: .relaxed) { return true }
+          for key in keys?.read() ?? [] {
+            switch key {
+            case .up: processor.setGain(decibels: min(40, processor.gainDecibels.rounded() + 1))
+            case .down: processor.setGain(decibels: max(-120, processor.gainDecibels.rounded() - 1))
+            case .mute: processor.setMuted(!processor.isMuted)
+            case .quit: return true
+            }
+            if printer.mode == .terminal { printer.setStatus(describeGain()) }
+          }
+          return false
+        },
         onEvent: { event in if showsMeter { printer.show(event) } },
         onInput: { samples in
           decoder?.process(samples) { event in
@@ -134,23 +147,9 @@ enum LiveRunner {
             printer.show(event)
           }
         },
-        onXrun: { bus, time in printer.xrun(bus, time: time) },
-        onTick: {
-          for key in keys?.read() ?? [] {
-            switch key {
-            case .up: processor.setGain(decibels: min(40, processor.gainDecibels.rounded() + 1))
-            case .down: processor.setGain(decibels: max(-120, processor.gainDecibels.rounded() - 1))
-            case .mute:
-              processor.isMuted.store(
-                !processor.isMuted.load(ordering: .relaxed), ordering: .relaxed)
-            case .quit: return true
-            }
-            if printer.mode == .terminal { printer.setStatus(describeGain()) }
-          }
-          return false
-        })
+        onXrun: { bus, time in printer.xrun(bus, time: time) })
     } catch {
-      throw CommandFailure(message: error.description)
+      throw CommandFailure(message: error.commandLineMessage)
     }
     decoder?.finish { event in
       tones?.count(event)
@@ -177,7 +176,7 @@ enum LiveRunner {
       let saved =
         record.map { "; \(outcome.recordedFrames) frames already captured are saved in \($0)" }
         ?? ""
-      throw CommandFailure(message: failure.description + saved)
+      throw CommandFailure(message: failure.commandLineMessage + saved)
     }
     if let failure = outcome.recordingFailure { throw CommandFailure(message: failure.description) }
     if let lost = session.processor.analysis?.dropped.load(ordering: .relaxed), lost > 0 {

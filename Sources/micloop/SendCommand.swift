@@ -1,5 +1,7 @@
 import ArgumentParser
 import DuplexIO
+import AudioFiles
+import Console
 import MicLoopKit
 import SignalDSP
 
@@ -61,7 +63,7 @@ struct Send: ParsableCommand {
         for: text, sampleRate: Double(devices.rate),
         toneDuration: toneMilliseconds.map { $0 / 1000 },
         gapDuration: gapMilliseconds.map { $0 / 1000 })
-    } catch { throw CommandFailure(message: error.description) }
+    } catch { throw CommandFailure(message: error.commandLineMessage()) }
     let source = ToneSource(
       segments: segments, amplitude: Float(Decibels.amplitude(levelDecibels)),
       sampleRate: devices.rate,

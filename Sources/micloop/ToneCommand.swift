@@ -1,5 +1,7 @@
 import ArgumentParser
 import DuplexIO
+import AudioFiles
+import Console
 import MicLoopKit
 import SignalDSP
 

@@ -1,4 +1,6 @@
 import ArgumentParser
+import AudioFiles
+import Console
 import MicLoopKit
 import SignalDSP
 

@@ -1,4 +1,6 @@
 import DuplexIO
+import AudioFiles
+import Console
 import MicLoopKit
 
 #if canImport(Glibc)
@@ -42,13 +44,12 @@ enum TonePlayback {
     do {
       try unit.initialize()
       try unit.start()
-    } catch { throw CommandFailure(message: error.description) }
+    } catch { throw CommandFailure(message: error.commandLineMessage) }
     StandardOutput.write(announce, flush: true)
-    while unit.isRunning && !source.isDone.load(ordering: .acquiring) {
+    while !unit.waitUntilStopped(timeout: 0.01) && !source.isDone.load(ordering: .acquiring) {
       if interruptRequested.load(ordering: .relaxed) { source.requestStop() }
-      usleep(10_000)
     }
     unit.stopAfterDrain()
-    if let failure = unit.failure { throw CommandFailure(message: failure.description) }
+    if let failure = unit.failure { throw CommandFailure(message: failure.commandLineMessage) }
   }
 }

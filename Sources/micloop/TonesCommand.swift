@@ -1,4 +1,6 @@
 import ArgumentParser
+import AudioFiles
+import Console
 import MicLoopKit
 import SignalDSP
 
@@ -70,7 +72,7 @@ struct Tones: ParsableCommand {
       decoder = try ToneDecoder(
         plans: plans, sampleRate: reader.sampleRate, settings: decisions.settings)
     } catch {
-      throw CommandFailure(message: "\(input): " + error.description.replacingRate)
+      throw CommandFailure(message: "\(input): " + error.commandLineMessage(isFile: true))
     }
     let tally = LiveTones(plans: plans, settings: decisions.settings, printsSummary: true)
     let outcome: FileToneDecoder.Outcome
@@ -98,14 +100,5 @@ struct Tones: ParsableCommand {
           "\(input): \(outcome.invalidSamples) NaN or infinite samples were decoded as silence; the file is damaged, re-export it",
         status: 65)
     }
-  }
-}
-
-extension String {
-  /// A decoder rate error phrased for a file, whose rate no option can change.
-  fileprivate var replacingRate: String {
-    replacing(
-      "use a higher --rate or another plan",
-      with: "resample the file (for example with sox) or use another plan")
   }
 }

@@ -11,14 +11,19 @@ extern void *__libc_memalign(size_t alignment, size_t size);
 extern void __libc_free(void *pointer);
 
 static __thread int watching;
+static __thread long thread_counted;
 static atomic_long counted;
 
 static inline void note(void) {
-  if (watching) atomic_fetch_add_explicit(&counted, 1, memory_order_relaxed);
+  if (watching) {
+    thread_counted += 1;
+    atomic_fetch_add_explicit(&counted, 1, memory_order_relaxed);
+  }
 }
 
 void allocation_counter_watch_current_thread(int watch) { watching = watch; }
 long allocation_counter_count(void) { return atomic_load(&counted); }
+long allocation_counter_thread_count(void) { return thread_counted; }
 void allocation_counter_reset(void) { atomic_store(&counted, 0); }
 
 void *malloc(size_t size) {

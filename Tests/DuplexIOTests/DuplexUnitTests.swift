@@ -1,6 +1,9 @@
 import AllocationCounter
 import DuplexIO
+import DuplexIOTesting
 import Foundation
+import Synchronization
+import TestSupport
 import Testing
 
 /// Records what the unit does, in order, into storage sized up front.
@@ -10,19 +13,27 @@ final class RecordingClient: DuplexClient, @unchecked Sendable {
   var outputTimes = [Int64]()
   var inputFlags = [IOFlags]()
   var firstSamples = [Float]()
-  let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
+  var preparedFormats = [IOFormat]()
+  var audioThread: pthread_t?
+  var buffer = UnsafeMutablePointer<Float>.allocate(capacity: 0)
 
   init() {
-    order.reserveCapacity(10_000)
-    inputTimes.reserveCapacity(10_000)
-    outputTimes.reserveCapacity(10_000)
-    inputFlags.reserveCapacity(10_000)
-    firstSamples.reserveCapacity(10_000)
+    order.reserveCapacity(20_000)
+    inputTimes.reserveCapacity(20_000)
+    outputTimes.reserveCapacity(20_000)
+    inputFlags.reserveCapacity(20_000)
+    firstSamples.reserveCapacity(20_000)
   }
 
   deinit { buffer.deallocate() }
 
+  func prepare(for format: IOFormat) {
+    preparedFormats.append(format)
+    buffer = .allocate(capacity: format.maximumFrameCount * (format.input?.channelCount ?? 1))
+  }
+
   func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
+    if audioThread == nil { audioThread = pthread_self() }
     input.render(into: buffer)
     order.append("i")
     inputTimes.append(timeStamp.sampleTime)
@@ -31,20 +42,20 @@ final class RecordingClient: DuplexClient, @unchecked Sendable {
   }
 
   func renderOutput(
-    _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp,
-    flags: IOFlags,
-    isSilence: inout Bool
+    _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool
   ) {
     order.append("o")
     outputTimes.append(timeStamp.sampleTime)
-    for i in 0..<frameCount { output[i] = buffer[i] * 0.5 }
+    for i in 0..<output.frameCount * output.channelCount { output.samples[i] = buffer[i] * 0.5 }
     isSilence = false
   }
 }
 
-func duplexConfiguration() -> DuplexConfiguration {
+func duplexConfiguration(channels: Int = 1) -> DuplexConfiguration {
   var configuration = DuplexConfiguration()
   configuration.isInputEnabled = true
+  configuration.inputChannelCount = channels
+  configuration.outputChannelCount = channels
   configuration.alsa.usesRealtimePriority = false
   configuration.settlingTime = 0
   return configuration
@@ -71,6 +82,48 @@ func duplexConfiguration() -> DuplexConfiguration {
       Float(bitPattern: device.lastPlayedSample.load(ordering: .relaxed))
         == SimulatedDevicePair.capturedSample(6399) * 0.5)
     #expect(unit.statistics.periods.load(ordering: .relaxed) == 100)
+  }
+
+  @Test func clientIsPreparedOnceWithTheGrantedFormatsBeforeTheFirstPeriod() throws {
+    let device = SimulatedDevicePair(periodFrames: 96)
+    let client = RecordingClient()
+    var configuration = duplexConfiguration(channels: 2)
+    configuration.sampleRate = 44_100
+    configuration.periodFrames = 4096  // asked for; the device grants 96
+    let unit = DuplexUnit(configuration: configuration, backend: device, client: client)
+    try unit.initialize()
+    #expect(client.order.isEmpty)
+    #expect(
+      client.preparedFormats == [
+        IOFormat(
+          input: StreamFormat(sampleRate: 44_100, channelCount: 2),
+          output: StreamFormat(sampleRate: 44_100, channelCount: 2), maximumFrameCount: 96)
+      ])
+    #expect(unit.format == client.preparedFormats.first)
+    try unit.start()
+    device.advance(periods: 3)
+    #expect(device.waitUntilCompleted(3))
+    unit.stop()
+    #expect(client.preparedFormats.count == 1)
+  }
+
+  /// Every device sample format goes in and out of the loop exactly (the
+  /// simulated ramp is representable in all of them).
+  @Test(arguments: SampleFormat.allCases)
+  func everySampleFormatPassesThroughTheLoop(format: SampleFormat) throws {
+    let device = SimulatedDevicePair(periodFrames: 64, format: format)
+    let client = RecordingClient()
+    let unit = DuplexUnit(configuration: duplexConfiguration(), backend: device, client: client)
+    try unit.initialize()
+    #expect(unit.granted?.inputFormat == format)
+    try unit.start()
+    device.advance(periods: 20)
+    #expect(device.waitUntilCompleted(20))
+    unit.stop()
+    #expect(client.firstSamples == (0..<20).map { SimulatedDevicePair.capturedSample($0 * 64) })
+    #expect(
+      Float(bitPattern: device.lastPlayedSample.load(ordering: .relaxed))
+        == SimulatedDevicePair.capturedSample(20 * 64 - 1) * 0.5)
   }
 
   @Test func injectedOverrunIsRecoveredCountedAndFlaggedInTheNextCallback() throws {
@@ -108,75 +161,103 @@ func duplexConfiguration() -> DuplexConfiguration {
     unit.stop()
     #expect(unit.statistics.underruns.load(ordering: .relaxed) == 1)
     #expect(client.inputFlags == [[], .outputUnderrun, []])
+    // The period whose playback failed keeps its place in time.
+    #expect(client.inputTimes == [0, 32, 64])
   }
 
-  @Test func lostDeviceEndsTheLoopWithAnErrorTheCallerSees() throws {
+  @Test func lostDeviceEndsTheLoopAndTheOwnerHearsWhyOffTheAudioThread() throws {
     let device = SimulatedDevicePair(periodFrames: 32)
-    let unit = DuplexUnit(
-      configuration: duplexConfiguration(), backend: device, client: RecordingClient())
+    let client = RecordingClient()
+    let unit = DuplexUnit(configuration: duplexConfiguration(), backend: device, client: client)
+    let heard = Mutex<[(StopReason, pthread_t)]>([])
+    unit.onStop = { reason in heard.withLock { $0.append((reason, pthread_self())) } }
     try unit.initialize()
     try unit.start()
     device.advance(periods: 2)
     #expect(device.waitUntilCompleted(2))
+    #expect(!unit.waitUntilStopped(timeout: 0))
     device.inject(.deviceLost)
     device.advance(periods: 1)
-    for _ in 0..<1000 where unit.isRunning { usleep(1000) }
+    #expect(unit.waitUntilStopped(timeout: 60))
     #expect(!unit.isRunning)
     let failure = try #require(unit.failure)
     #expect(failure.isDeviceLost)
-    #expect(failure.description.contains("went away"))
+    #expect(failure.description.contains("went away during wait"))
     unit.stop()
+    let reports = heard.withLock { $0 }
+    #expect(reports.count == 1)
+    #expect(reports.first?.0 == .failed(failure))
+    let audioThread = try #require(client.audioThread)
+    #expect(reports.allSatisfy { pthread_equal($0.1, audioThread) == 0 })
   }
 
-  @Test func stopReturnsWithinOnePeriod() throws {
-    let period = 0.2
-    let device = SimulatedDevicePair(periodFrames: 1024, pacing: period)
+  @Test func stopByTheOwnerIsReportedAsRequested() throws {
+    let device = SimulatedDevicePair(periodFrames: 32)
+    let unit = DuplexUnit(
+      configuration: duplexConfiguration(), backend: device, client: RecordingClient())
+    let heard = Mutex<[StopReason]>([])
+    unit.onStop = { reason in heard.withLock { $0.append(reason) } }
+    try unit.initialize()
+    try unit.start()
+    device.advance(periods: 2)
+    #expect(device.waitUntilCompleted(2))
+    unit.stop()
+    #expect(heard.withLock { $0 } == [.requested])
+    #expect(unit.waitUntilStopped(timeout: 0))
+  }
+
+  /// `stop` wakes a wait that would otherwise last a minute: the loop halts
+  /// at once instead of being abandoned, and no further period runs.
+  @Test func stopWakesAPendingWait() throws {
+    let device = SimulatedDevicePair(periodFrames: 1024, clock: .realTime(periodSeconds: 60))
     let unit = DuplexUnit(
       configuration: duplexConfiguration(), backend: device, client: RecordingClient())
     try unit.initialize()
     try unit.start()
-    #expect(device.waitUntilCompleted(2))
-    let begin = MonotonicClock.now()
     unit.stop()
-    let elapsed = Double(MonotonicClock.now() - begin) / 1e9
-    #expect(elapsed < period)
+    #expect(!unit.isWedged)
     #expect(!unit.isRunning)
+    #expect(device.completedPeriods.load(ordering: .relaxed) == 0)
   }
 
   @Test func noAllocationsOnTheAudioThreadAfterStart() throws {
-    final class WatchingClient: DuplexClient, @unchecked Sendable {
-      let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
-      var periods = 0
-      func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
-        // From the second period on: the first call warms up the thread.
-        if periods == 1 { allocation_counter_watch_current_thread(1) }
-        periods += 1
-        input.render(into: buffer)
-      }
-      func renderOutput(
-        _ output: UnsafeMutableBufferPointer<Float>, frameCount: Int, timeStamp: AudioTimeStamp,
-        flags: IOFlags,
-        isSilence: inout Bool
-      ) {
-        for i in 0..<frameCount { output[i] = buffer[i] }
-        isSilence = false
-      }
-    }
     let device = SimulatedDevicePair(periodFrames: 128)
-    let client = WatchingClient()
+    let client = WatchedClient(RecordingClient())
     let unit = DuplexUnit(configuration: duplexConfiguration(), backend: device, client: client)
     try unit.initialize()
-    allocation_counter_reset()
     try unit.start()
     device.advance(periods: 5000)
     #expect(device.waitUntilCompleted(5000))
     device.inject(.overrun)
     device.advance(periods: 100)
     #expect(device.waitUntilCompleted(5100))
-    let counted = allocation_counter_count()
     unit.stop()
     #expect(client.periods == 5099)
-    #expect(counted == 0)
+    #expect(client.allocations.load(ordering: .acquiring) == 0)
+  }
+
+  /// Two clocks 1000 ppm apart through the whole unit: frames are dropped
+  /// or repeated, counted, flagged to the client, and the playback queue
+  /// stays within a few periods of where it started.
+  @Test(arguments: [1000.0, -1000.0])
+  func unitFollowsAPlaybackClockThatDrifts(offset: Double) throws {
+    let device = SimulatedDevicePair(
+      periodFrames: 256, clock: .freeRunning, playbackClockOffset: offset)
+    let client = RecordingClient()
+    let unit = DuplexUnit(configuration: duplexConfiguration(), backend: device, client: client)
+    try unit.initialize()
+    try unit.start()
+    let periods = 12_000  // 64 s at 48 kHz: 16,384 frames of drift apart
+    #expect(device.waitUntilCompleted(periods))
+    unit.stop()
+    let corrected = unit.statistics.driftCorrectedFrames.load(ordering: .relaxed)
+    let elapsed = device.completedPeriods.load(ordering: .relaxed) * 256
+    let drift = Double(elapsed) * offset / 1e6
+    // Positive offset: playback runs fast, so frames are repeated (negative).
+    #expect(abs(Double(-corrected) - drift) < 3 * 256, "corrected \(corrected), drift \(drift)")
+    #expect(client.inputFlags.contains { $0.contains(.driftCorrected) })
+    let delay = device.outputDelay()
+    #expect(abs(delay - 2 * 256) < 4 * 256, "queue ended at \(delay) frames")
   }
 }
 
@@ -185,7 +266,7 @@ func duplexConfiguration() -> DuplexConfiguration {
   @Test func counterSeesAllocationsOnAWatchedThread() {
     allocation_counter_reset()
     allocation_counter_watch_current_thread(1)
-    let array = [Int](repeating: 7, count: Int.random(in: 100...200))
+    let array = [Int](repeating: 7, count: 100 + Int(allocation_counter_count() % 2))
     allocation_counter_watch_current_thread(0)
     #expect(array.count >= 100)
     #expect(allocation_counter_count() >= 1)

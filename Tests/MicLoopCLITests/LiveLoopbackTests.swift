@@ -1,5 +1,7 @@
 import Foundation
+import AudioFiles
 import MicLoopKit
+import SignalDSP
 import SignalDSP
 import Testing
 

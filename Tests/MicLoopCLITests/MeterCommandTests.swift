@@ -1,5 +1,5 @@
 import Foundation
-import MicLoopKit
+import AudioFiles
 import Testing
 
 @Suite struct MeterCommandTests {

@@ -1,5 +1,7 @@
 import Foundation
+import AudioFiles
 import MicLoopKit
+import SignalDSP
 import Testing
 
 /// `micloop tone` into files and on a virtual speaker.

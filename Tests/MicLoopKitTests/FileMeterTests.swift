@@ -1,5 +1,8 @@
 import Foundation
+import AudioFiles
 import MicLoopKit
+import SignalDSP
+import TestSupport
 import Testing
 
 @Suite struct FileMeterTests {
@@ -85,5 +88,27 @@ import Testing
     #expect(starts.count == 1)
     #expect(abs((starts.first ?? 0) - 2.0) < 0.25)
     #expect(ends.count == 1)
+  }
+
+  @Test func truncatedWAVIsReportedAfterItsFrames() throws {
+    let files = try TestFiles()
+    let whole = files.path("whole.wav")
+    try files.run(["sox", "-n", "-r", "48000", "-b", "16", whole, "synth", "1", "sine", "440"])
+    let data = try Data(contentsOf: URL(fileURLWithPath: whole))
+    let cut = files.path("cut.wav")
+    try data.prefix(44 + 2 * 10_000).write(to: URL(fileURLWithPath: cut))
+    let outcome = try FileMeter.run(try AudioFileReader(path: cut), settings: MeterSettings()) {
+      _ in
+    }
+    #expect(abs(outcome.summary.duration - 10_000 / 48_000) < 1e-9)
+    #expect(outcome.problem == .truncated(path: cut, expectedFrames: 48_000, readFrames: 10_000))
+  }
+
+  @Test func headerOnlyWAVIsEmpty() throws {
+    let files = try TestFiles()
+    let file = try files.writeFloatWAV("header.wav", samples: [])
+    #expect(throws: AudioFileError.self) {
+      _ = try FileMeter.run(try AudioFileReader(path: file), settings: MeterSettings()) { _ in }
+    }
   }
 }

@@ -1,5 +1,8 @@
 import Foundation
+import AudioFiles
 import MicLoopKit
+import SignalDSP
+import TestSupport
 import Testing
 
 /// Peak and RMS must equal `sox FILE -n stats` within 0.01 dB.

@@ -9,6 +9,9 @@
 void allocation_counter_watch_current_thread(int watch);
 /// Allocations counted since the last reset.
 long allocation_counter_count(void);
+/// Allocations counted on the calling thread while it was watched (never
+/// reset; unaffected by other threads, so tests may run side by side).
+long allocation_counter_thread_count(void);
 /// Sets the count to zero.
 void allocation_counter_reset(void);
 

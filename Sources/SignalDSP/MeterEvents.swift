@@ -1,4 +1,4 @@
-import SignalDSP
+
 
 /// How RMS levels are referenced.
 public enum RMSConvention: String, Sendable, CaseIterable {

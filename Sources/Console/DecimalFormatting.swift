@@ -1,3 +1,4 @@
+import SignalDSP
 /// Fixed-point decimal text for numbers in reports, without Foundation.
 /// Safe on any thread.
 public enum DecimalFormatting {

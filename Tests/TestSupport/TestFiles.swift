@@ -1,21 +1,21 @@
 import Foundation
-import MicLoopKit
+import AudioFiles
 
 /// Makes test audio files with sox and by hand, in a fresh temporary folder.
-struct TestFiles {
-  let directory: URL
+public struct TestFiles {
+  public let directory: URL
 
-  init() throws {
+  public init() throws {
     directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("micloop-kit-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
   }
 
-  func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+  public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
   /// Runs a program and returns its standard output and error together.
   @discardableResult
-  func run(_ arguments: [String]) throws -> String {
+  public func run(_ arguments: [String]) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = arguments
@@ -29,7 +29,7 @@ struct TestFiles {
   }
 
   /// `sox FILE -n stats` "Pk lev dB" and "RMS lev dB" of the overall column.
-  func soxLevels(_ file: String) throws -> (peak: Double, rms: Double) {
+  public func soxLevels(_ file: String) throws -> (peak: Double, rms: Double) {
     let text = try run(["sox", file, "-n", "stats"])
     func value(_ label: String) -> Double {
       let line = text.split(separator: "\n").first { $0.hasPrefix(label) } ?? ""
@@ -39,7 +39,7 @@ struct TestFiles {
   }
 
   /// A mono 32-bit float WAV holding `samples` as they are (NaN included).
-  func writeFloatWAV(_ name: String, samples: [Float], rate: Double = 48_000) throws -> String {
+  public func writeFloatWAV(_ name: String, samples: [Float], rate: Double = 48_000) throws -> String {
     let file = path(name)
     let writer = try AudioFileWriter(
       path: file, sampleRate: rate, channelCount: 1, encoding: .float)

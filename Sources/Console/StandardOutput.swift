@@ -1,3 +1,4 @@
+import SignalDSP
 #if canImport(Glibc)
   import Glibc
 #endif

@@ -1,5 +1,6 @@
 import Foundation
-import MicLoopKit
+import Console
+import SignalDSP
 import Testing
 
 @Suite struct JSONLinesTests {

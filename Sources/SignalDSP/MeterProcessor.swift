@@ -1,4 +1,4 @@
-import SignalDSP
+
 
 /// Settings of a meter. Every field has a working default.
 public struct MeterSettings: Sendable, Equatable {

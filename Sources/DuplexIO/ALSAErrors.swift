@@ -1,0 +1,42 @@
+internal import CALSA
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension DuplexError {
+  /// A failed alsa-lib call (`snd_pcm_*` returned the negative `code`),
+  /// classified into a `Kind` and worded with `snd_strerror`.
+  static func alsa(operation: String, device: String, value: String? = nil, code: Int32)
+    -> DuplexError
+  {
+    let errno = abs(code)
+    let kind: Kind
+    switch (operation, errno) {
+    case ("open", ENOENT), ("open", ENODEV), ("open", ENXIO): kind = .unknownDevice
+    case ("open", EBUSY), ("open", EAGAIN): kind = .deviceBusy
+    case (_, ECONNREFUSED), (_, EHOSTDOWN): kind = .serverUnreachable
+    case ("set rate", _): kind = .rateUnavailable
+    case ("set channels", _): kind = .channelCountUnavailable
+    case ("set format", _): kind = .formatUnavailable
+    case (_, ENODEV), (_, EBADFD), (_, ENOTCONN), (_, ECONNRESET), (_, EPIPE):
+      kind = .deviceLost
+    case (_, EIO) where operation != "open": kind = .deviceLost
+    default: kind = .failed
+    }
+    return DuplexError(
+      kind, operation: operation, device: device, value: value, code: errno,
+      reason: String(cString: snd_strerror(-errno)))
+  }
+}
+
+/// Maps an alsa-lib return value (frames or a negative errno) to the loop's result.
+@inline(__always)
+func ioResult(_ value: Int) -> IOResult {
+  if value >= 0 { return .ready }
+  switch Int32(-value) {
+  case EPIPE, ESTRPIPE: return .xrun
+  case EINTR: return .woken
+  default: return .failed(Int32(-value))
+  }
+}

@@ -1,0 +1,46 @@
+import DuplexIO
+import SignalDSP
+
+/// The library reports what failed; the command line adds what to do about
+/// it with its own options.
+extension DuplexError {
+  /// One line for standard error: the failure and its fix.
+  var commandLineMessage: String {
+    switch kind {
+    case .unknownDevice: return description + "; list devices with 'micloop devices'"
+    case .deviceBusy:
+      return description
+        + "; close the program using it (see 'fuser -v /dev/snd/*') or use a plughw:/dmix device"
+    case .rateUnavailable:
+      return description
+        + "; pick a rate the device supports with --rate, or use a plughw: device to resample"
+    case .channelCountUnavailable:
+      return description + "; pick a channel count the device supports with --channels"
+    case .formatUnavailable: return description + "; use a plughw: device"
+    case .periodMismatch:
+      return description + "; ask for a period both devices grant with --period"
+    case .serverUnreachable:
+      return description + "; start the sound server (or check XDG_RUNTIME_DIR) and try again"
+    case .deviceLost: return description + "; check the device or sound server and start again"
+    case .threadUnavailable: return description + "; the system is out of threads or memory"
+    case .failed: return description
+    }
+  }
+}
+
+extension TonePlanError {
+  /// The error with the fix that applies where the audio comes from: a
+  /// device (a higher `--rate`) or a file (resample it).
+  func commandLineMessage(isFile: Bool = false) -> String {
+    switch kind {
+    case .sampleRateTooLow:
+      return description
+        + (isFile
+          ? "; resample the file (for example with sox) or use another plan"
+          : "; use a higher --rate or another plan")
+    case .aboveNyquist: return description + "; use a higher --rate or other characters"
+    case .emptyMessage: return description + ": give the text to send"
+    case .unknownSymbols, .tonesTooLow: return description
+    }
+  }
+}
