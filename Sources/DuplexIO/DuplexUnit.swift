@@ -43,6 +43,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   public var onStop: (@Sendable (StopReason) -> Void)?
 
   private let stopRequested = Atomic<Bool>(false)
+  private let keepsPlayback = Atomic<Bool>(false)
   private let running = Atomic<Bool>(false)
   private let failureCode = Atomic<Int32>(0)
   private let failureOperation = Atomic<Int>(0)
@@ -72,7 +73,12 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   /// the client the granted formats.
   public func initialize() throws(DuplexError) {
     guard granted == nil else { return }
-    let granted = try backend.open(configuration)
+    // Plugin threads started by the open share the loop's priority, one below it.
+    let priority =
+      configuration.alsa.usesRealtimePriority ? max(1, configuration.alsa.realtimePriority - 1) : nil
+    let granted = try withRealtimePriority(priority) { () throws(DuplexError) in
+      try backend.open(configuration)
+    }
     self.granted = granted
     let period = granted.periodFrames
     captureRaw.deallocate()
@@ -103,6 +109,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   public func start() throws(DuplexError) {
     guard let granted, thread == nil else { return }
     stopRequested.store(false, ordering: .releasing)
+    keepsPlayback.store(false, ordering: .releasing)
     failureCode.store(0, ordering: .releasing)
     loopEnded.reset()
     halted.reset()
@@ -153,10 +160,14 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     }
   }
 
-  /// Lets queued playback finish, then stops (for commands that play).
+  /// Stops rendering, then returns once everything already queued has been
+  /// played (for commands that play: the last sample is heard).
   public func stopAfterDrain() {
+    keepsPlayback.store(true, ordering: .releasing)
     stop()
-    if !isWedged { backend.drain() }
+    guard !isWedged else { return }
+    backend.drain()
+    backend.halt()
   }
 
   /// Releases the devices.
@@ -252,7 +263,10 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       // Tell the owner first: halting a dead device may hang.
       running.store(false, ordering: .releasing)
       loopEnded.signal()
-      backend.halt()
+      // Dropping playback would discard what is queued; a drain plays it.
+      if !keepsPlayback.load(ordering: .acquiring) || failureCode.load(ordering: .acquiring) != 0 {
+        backend.halt()
+      }
       halted.signal()
     }
     let period = granted.periodFrames

@@ -75,3 +75,23 @@ final class RealtimeThread {
 func lockMemory() -> Bool {
   mlockall(MCL_CURRENT | MCL_FUTURE) == 0
 }
+
+/// Runs `body` with the calling thread raised to SCHED_FIFO at `priority`
+/// (when permitted), then restores its policy. Threads that `body` creates
+/// inherit the priority: ALSA plugins start their own I/O threads (pulse's
+/// mainloop, PipeWire's data loop) while a device is opened, and those
+/// threads move the audio the real-time loop waits for.
+func withRealtimePriority<Result, Failure: Error>(
+  _ priority: Int32?, _ body: () throws(Failure) -> Result
+) throws(Failure) -> Result {
+  guard let priority else { return try body() }
+  let thread = pthread_self()
+  var policy: Int32 = 0
+  var saved = sched_param()
+  guard pthread_getschedparam(thread, &policy, &saved) == 0 else { return try body() }
+  var raised = sched_param()
+  raised.sched_priority = priority
+  let isRaised = pthread_setschedparam(thread, SCHED_FIFO, &raised) == 0
+  defer { if isRaised { pthread_setschedparam(thread, policy, &saved) } }
+  return try body()
+}

@@ -15,10 +15,13 @@ struct DeviceOptions: ParsableArguments {
   var rate = 48_000
   @Option(help: "Channels.")
   var channels = 1
-  @Option(help: "Frames per period (the device may grant another size).")
-  var period = 256
-  @Option(help: "Periods per buffer.")
-  var periods = 2
+  @Option(
+    help:
+      "Frames per period (the device may grant another size; default 256, or 1024 when only playing)."
+  )
+  var period: Int?
+  @Option(help: "Periods per buffer (default 2, or 4 when only playing).")
+  var periods: Int?
   @Option(
     help: "Device sample format: s16, s24, s24_3, s32 or float (default: the most precise offered)."
   )
@@ -33,17 +36,23 @@ struct DeviceOptions: ParsableArguments {
     guard (1...64).contains(channels) else {
       throw ValidationError("--channels must be between 1 and 64")
     }
-    guard (16...65_536).contains(period) else {
+    if let period, !(16...65_536).contains(period) {
       throw ValidationError("--period must be 16 to 65536 frames")
     }
-    guard (2...64).contains(periods) else { throw ValidationError("--periods must be 2 to 64") }
+    if let periods, !(2...64).contains(periods) {
+      throw ValidationError("--periods must be 2 to 64")
+    }
   }
 
   var captureDevice: String { capture ?? device ?? "default" }
   var playbackDevice: String { playback ?? device ?? "default" }
 
-  /// A configuration with these devices; inputs and outputs as asked.
+  /// A configuration with these devices; inputs and outputs as asked. A
+  /// job that only plays (tone, send) has no latency to keep low, so it
+  /// buffers about 85 ms unless told otherwise: nothing it plays can
+  /// underrun on a busy machine.
   func configuration(input: Bool, output: Bool) -> DuplexConfiguration {
+    let playsOnly = output && !input
     var configuration = DuplexConfiguration()
     configuration.captureDevice = captureDevice
     configuration.playbackDevice = playbackDevice
@@ -52,8 +61,8 @@ struct DeviceOptions: ParsableArguments {
     configuration.sampleRate = rate
     configuration.inputChannelCount = channels
     configuration.outputChannelCount = channels
-    configuration.periodFrames = period
-    configuration.periodCount = periods
+    configuration.periodFrames = period ?? (playsOnly ? 1024 : 256)
+    configuration.periodCount = periods ?? (playsOnly ? 4 : 2)
     configuration.alsa.format = format
     configuration.alsa.locksMemory = lockMemory
     return configuration

@@ -67,6 +67,24 @@ final class SpawnedProcess {
 
   func signal(_ number: Int32) { kill(pid, number) }
 
+  /// Waits until the process has printed `text` on standard output (for
+  /// example its start line); false when it exits first or `timeout`
+  /// seconds pass. Live tests wait for this instead of sleeping a fixed time.
+  @discardableResult
+  func waitForOutput(_ text: String, timeout: Double = 60) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+      if let output = try? String(contentsOfFile: outputPath, encoding: .utf8),
+        output.contains(text)
+      {
+        return true
+      }
+      guard isRunning else { return false }
+      usleep(20_000)
+    }
+    return false
+  }
+
   /// Waits for the exit and returns the status (128 + signal when killed).
   @discardableResult
   func wait() -> Int32 {

@@ -68,7 +68,7 @@ import Testing
     let meter = try devices.startMicloop([
       "meter", "-D", "pulse:spk.monitor", "--json", "--duration", "6", "--interval", "0.1",
     ])
-    usleep(1_500_000)
+    #expect(meter.waitForOutput("\"start\""))
     let tone = try devices.micloop([
       "tone", "-f", "1000", "--level-db", "-12", "--duration", "2", "-D", "pulse:spk",
     ])
@@ -97,7 +97,7 @@ import Testing
       recording,
       "--duration", "5",
     ])
-    usleep(2_000_000)
+    #expect(loop.waitForOutput("48000 Hz"))
     let send = try devices.micloop(["send", "--plan", "dtmf", "123#", "-D", "pulse:mic"])
     #expect(send.status == 0, "\(send.errorOutput)")
     let result = loop.result()

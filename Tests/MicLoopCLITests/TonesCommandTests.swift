@@ -113,7 +113,7 @@ import Testing
       "tones", "--plan", "dtmf,ccir,handshake", "-D", "pulse:mic.monitor", "--json",
       "--duration", "12",
     ])
-    usleep(1_500_000)
+    #expect(listener.waitForOutput("\"start\""))
     for message in [("dtmf", "123#"), ("ccir", "12335"), ("handshake", "Hi")] {
       let send = try devices.micloop(["send", "--plan", message.0, message.1, "-D", "pulse:mic"])
       #expect(send.status == 0, "\(send.errorOutput)")
@@ -134,7 +134,7 @@ import Testing
       "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--tones", "dtmf",
       "--json", "--duration", "5",
     ])
-    usleep(1_500_000)
+    #expect(loop.waitForOutput("\"start\""))
     let send = try devices.micloop(["send", "--plan", "dtmf", "0#*9", "-D", "pulse:mic"])
     #expect(send.status == 0, "\(send.errorOutput)")
     let result = loop.result()

@@ -23,7 +23,8 @@ final class VirtualDevices {
     // In the foreground (a child of the tests), so it cannot outlive them.
     let server = try SpawnedProcess(
       [
-        "pulseaudio", "--daemonize=no", "--exit-idle-time=-1", "-n",
+        "pulseaudio", "--daemonize=no", "--exit-idle-time=-1", "-n", "--realtime=yes",
+        "--high-priority=yes", "--no-cpu-limit=yes",
         "--log-target=file:\(runtimeDirectory.path)/pulse.log",
         "--load=module-native-protocol-unix",
         "--load=module-null-sink sink_name=mic rate=48000 channels=1",
