@@ -7,7 +7,7 @@ DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	multimon-ng libspandsp-dev gcc python3 python3-numpy hyperfine time
 RELEASE_BIN := .build/release/micloop
 
-.PHONY: setup build debug test unit-test talk-eval talkoff-eval bench demo format install clean
+.PHONY: setup build debug test unit-test consumer-check talk-eval talkoff-eval bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -25,12 +25,17 @@ build: setup
 debug: setup
 	$(SWIFT) build
 
-## test: unit, end-to-end and live tests, then the talk-detection and talk-off evaluations
-test: build unit-test talk-eval talkoff-eval
+## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
+test: build unit-test consumer-check talk-eval talkoff-eval
 
+# The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup
 	$(SWIFT) build
 	MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test
+
+## consumer-check: a separate package depending on micloop by version builds and runs
+consumer-check: setup
+	SWIFT=$(SWIFT) bash Scripts/check_consumer.sh
 
 ## talk-eval: talk detection on synthetic speech in noise; fails below the targets
 talk-eval: build
@@ -48,11 +53,29 @@ demo: build
 bench: build
 	bash Bench/run.sh
 
-format:
-	$(SWIFT) format -i -r Sources Tests Package.swift
+## docs: the DocC archive of the DuplexIO API in .build/docs/DuplexIO (warnings fail the build)
+docs: setup
+	mkdir -p .build/docs
+	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \
+	  --target DuplexIO --output-path .build/docs/DuplexIO --warnings-as-errors
 
-install: build
+## manual: the man page, generated from the command-line definitions
+manual: setup
+	$(SWIFT) package plugin generate-manual
+	cp .build/plugins/GenerateManual/outputs/micloop/micloop.1 .build/micloop.1
+
+format:
+	$(SWIFT) format -i -r Sources Tests Examples Package.swift
+
+## install: the binary, its man page and bash/zsh/fish completions under $(PREFIX)
+install: manual build
 	install -D -m 755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/micloop
+	install -D -m 644 .build/micloop.1 $(DESTDIR)$(PREFIX)/share/man/man1/micloop.1
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	$(RELEASE_BIN) --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/micloop
+	$(RELEASE_BIN) --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_micloop
+	$(RELEASE_BIN) --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/micloop.fish
 
 clean:
 	rm -rf .build

@@ -9,7 +9,9 @@ final class SpawnedProcess {
   private let errorPath: String
   private var status: Int32?
 
-  init(_ arguments: [String], environment: [String: String]) throws {
+  /// Starts `arguments`; standard input is `standardInput` (a file or a
+  /// FIFO) or /dev/null.
+  init(_ arguments: [String], environment: [String: String], standardInput: String? = nil) throws {
     let directory = try MicLoopBinary.temporaryDirectory()
     outputPath = directory.appendingPathComponent("stdout").path
     errorPath = directory.appendingPathComponent("stderr").path
@@ -22,7 +24,8 @@ final class SpawnedProcess {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(
+      &actions, STDIN_FILENO, standardInput ?? "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(
       &actions, STDOUT_FILENO, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_addopen(

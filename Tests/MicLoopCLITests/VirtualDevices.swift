@@ -53,9 +53,9 @@ final class VirtualDevices {
     server = nil
   }
 
-  /// Starts a helper (aplay, arecord) against these devices.
-  func spawn(_ arguments: [String]) throws -> SpawnedProcess {
-    try SpawnedProcess(arguments, environment: environment)
+  /// Starts a helper (aplay, arecord, an example) against these devices.
+  func spawn(_ arguments: [String], standardInput: String? = nil) throws -> SpawnedProcess {
+    try SpawnedProcess(arguments, environment: environment, standardInput: standardInput)
   }
 
   /// Starts micloop against these devices without waiting.

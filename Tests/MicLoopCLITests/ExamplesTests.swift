@@ -1,0 +1,149 @@
+import AudioFiles
+import Foundation
+import Testing
+
+/// The programs in Examples/, built with the package, run against real
+/// ALSA devices on a private PulseAudio server.
+@Suite(.serialized) struct ExamplesTests {
+  let directory: URL
+
+  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+
+  func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+  /// An example's binary from the debug build next to these tests.
+  static func example(_ name: String) -> String {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/\(name)").path
+  }
+
+  func samples(_ path: String) throws -> [Float] {
+    let reader = try AudioFileReader(path: path)
+    var all = [Float]()
+    var block = [Float](repeating: 0, count: 4096 * reader.channelCount)
+    while true {
+      let frames = try block.withUnsafeMutableBufferPointer {
+        try reader.read(into: $0.baseAddress!, frameCount: 4096)
+      }
+      if frames == 0 { break }
+      all += block.prefix(frames * reader.channelCount)
+    }
+    return all
+  }
+
+  /// The samples from the first to the last one above `threshold`.
+  func sounding(_ samples: [Float], threshold: Float = 0.02) -> ArraySlice<Float> {
+    guard let first = samples.firstIndex(where: { abs($0) > threshold }),
+      let last = samples.lastIndex(where: { abs($0) > threshold }), last > first + 960
+    else { return [] }
+    return samples[(first + 480)..<(last - 480)]
+  }
+
+  func sine(_ name: String, seconds: Int, volume: Double) throws -> String {
+    let path = file(name)
+    try MicLoopBinary.shell([
+      "sox", "-V1", "-n", "-r", "48000", "-b", "16", "-c", "1", path, "synth", "\(seconds)",
+      "sine", "1000", "vol", "\(volume)",
+    ])
+    return path
+  }
+
+  func record(_ devices: VirtualDevices, _ source: String, seconds: Int, to path: String) throws
+    -> SpawnedProcess
+  {
+    try devices.spawn([
+      "arecord", "-q", "-D", source, "-r", "48000", "-f", "FLOAT_LE", "-c", "1", "-d",
+      "\(seconds)", path,
+    ])
+  }
+
+  @Test func passthroughPlaysTheMicrophoneAtItsGain() throws {
+    let devices = try VirtualDevices()
+    let tone = try sine("sine.wav", seconds: 10, volume: 0.251189)
+    let player = try devices.spawn(["aplay", "-q", "-D", "pulse:mic", tone])
+    defer { player.signal(SIGTERM) }
+    let heard = file("heard.wav")
+    let recorder = try record(devices, "pulse:spk.monitor", seconds: 8, to: heard)
+    let passthrough = try devices.spawn([
+      Self.example("Passthrough"), "pulse:mic.monitor", "pulse:spk", "4", "-6",
+    ])
+    let result = passthrough.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    #expect(result.output.contains("Passed"), "\(result.output)")
+    recorder.signal(SIGINT)
+    recorder.wait()
+    let played = sounding(try samples(heard))
+    #expect(played.count >= 48_000, "only \(played.count) samples reached the speaker")
+    let peak = 20 * log10(Double(played.map { abs($0) }.max() ?? 0))
+    #expect(abs(peak - -18) < 0.3, "peak \(peak) dBFS")
+  }
+
+  @Test func recorderWritesWhatTheMicrophoneHeard() throws {
+    let devices = try VirtualDevices()
+    let tone = try sine("sine.wav", seconds: 20, volume: 0.5)
+    let player = try devices.spawn(["aplay", "-q", "-D", "pulse:mic", tone])
+    defer { player.signal(SIGTERM) }
+    let take = file("take.wav")
+    let result = try devices.spawn([Self.example("Recorder"), "pulse:mic.monitor", "2", take])
+      .result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let reader = try AudioFileReader(path: take)
+    #expect(reader.declaredFrameCount == 96_000)
+    let recorded = try samples(take)
+    let peak = 20 * log10(Double(recorded.map { abs($0) }.max() ?? 0))
+    #expect(abs(peak - -6.02) < 0.1, "peak \(peak) dBFS")
+  }
+
+  /// The tone generator renders whole periods; a frequency typed while it
+  /// plays changes the pitch without a click.
+  @Test func toneGeneratorChangesFrequencyWithoutAClick() throws {
+    let devices = try VirtualDevices()
+    let fifo = file("keys")
+    #expect(mkfifo(fifo, 0o600) == 0)
+    // Held open for writing first, so the child's open of its input does
+    // not wait for a writer (posix_spawn waits for the child's exec).
+    let keys = open(fifo, O_RDWR)
+    #expect(keys >= 0)
+    defer { close(keys) }
+    // Silence keeps the speaker running, so its monitor hears the tone
+    // from its first sample (an idle sink's monitor starts late).
+    let silence = try sine("silence.wav", seconds: 20, volume: 0)
+    let keepAlive = try devices.spawn(["aplay", "-q", "-D", "pulse:spk", silence])
+    defer { keepAlive.signal(SIGTERM) }
+    usleep(500_000)
+    let heard = file("tone.wav")
+    let recorder = try record(devices, "pulse:spk.monitor", seconds: 10, to: heard)
+    let generator = try devices.spawn(
+      [Self.example("ToneGenerator"), "pulse:spk", "1000", "4"], standardInput: fifo)
+    usleep(1_500_000)
+    #expect(write(keys, "1500\n", 5) == 5)
+    let result = generator.result()
+    recorder.signal(SIGINT)
+    recorder.wait()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    // "Rendered N frames in periods of P": a whole number of periods.
+    let numbers = result.output.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+    #expect(numbers.count == 2 && numbers[1] > 0 && numbers[0] % numbers[1] == 0, "\(result.output)")
+    let played = Array(sounding(try samples(heard)))
+    #expect(played.count >= 2 * 48_000, "only \(played.count) samples were heard")
+    // Frequency from zero crossings in 100 ms windows: 1000 Hz, then 1500 Hz.
+    var frequencies = [Double]()
+    for start in stride(from: 0, to: played.count - 4800, by: 4800) {
+      var crossings = 0
+      for i in (start + 1)..<(start + 4800) where (played[i - 1] < 0) != (played[i] < 0) {
+        crossings += 1
+      }
+      frequencies.append(Double(crossings) / 2 / 0.1)
+    }
+    let low = frequencies.filter { abs($0 - 1000) <= 10 }.count
+    let high = frequencies.filter { abs($0 - 1500) <= 10 }.count
+    #expect(low >= 3 && high >= 3, "\(frequencies)")
+    #expect(low + high >= frequencies.count - 1, "\(frequencies)")
+    // Phase-continuous: no step larger than a 1500 Hz sine's steepest slope.
+    let steepest = Float(2 * Double.pi * 1500 / 48_000 * 0.25)
+    var largest: Float = 0
+    for i in 1..<played.count { largest = max(largest, abs(played[i] - played[i - 1])) }
+    #expect(largest <= steepest * 1.05, "a step of \(largest) (a click)")
+  }
+}
