@@ -55,4 +55,6 @@ if let failure = unit.failure {
   FileHandle.standardError.write(Data("Passthrough: \(failure)\n".utf8))
   exit(1)
 }
-print("Passed \(unit.statistics.periods.load(ordering: .relaxed)) periods, \(unit.statistics.xruns) xruns")
+print(
+  "Passed \(unit.statistics.periods.load(ordering: .relaxed)) periods, \(unit.statistics.xruns) xruns"
+)

@@ -1,4 +1,5 @@
 import SignalDSP
+
 /// Fixed-point decimal text for numbers in reports, without Foundation.
 /// Safe on any thread.
 public enum DecimalFormatting {

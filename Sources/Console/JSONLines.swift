@@ -1,4 +1,5 @@
 import SignalDSP
+
 /// Renders events as JSON Lines: one object per line, `time` in seconds of
 /// stream time, levels in dBFS with silence as `null`. Safe on any thread.
 public enum JSONLines {

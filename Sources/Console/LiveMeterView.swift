@@ -1,4 +1,5 @@
 import SignalDSP
+
 /// Draws the live meter on a terminal: one line, redrawn in place, with a
 /// level bar, a peak-hold marker, dBFS and TALK/silence. Control thread.
 public struct LiveMeterView {

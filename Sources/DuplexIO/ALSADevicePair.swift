@@ -26,7 +26,8 @@ public final class ALSADevicePair: DuplexBackend {
     silence.deallocate()
   }
 
-  public func open(_ configuration: DuplexConfiguration) throws(DuplexError) -> GrantedConfiguration {
+  public func open(_ configuration: DuplexConfiguration) throws(DuplexError) -> GrantedConfiguration
+  {
     close()
     if configuration.isInputEnabled {
       let device = try PCMDevice(name: configuration.captureDevice, direction: .capture)
@@ -277,7 +278,9 @@ public final class ALSADevicePair: DuplexBackend {
   public func error(code: Int32, during operation: LoopOperation) -> DuplexError {
     let name: String
     switch operation {
-    case .capture, .wait where capture != nil: name = capture?.name ?? "?"
+    case .capture,
+      .wait where capture != nil:
+      name = capture?.name ?? "?"
     case .playback: name = playback?.name ?? "?"
     default: name = [capture?.name, playback?.name].compactMap { $0 }.joined(separator: " → ")
     }

@@ -75,7 +75,8 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     guard granted == nil else { return }
     // Plugin threads started by the open share the loop's priority, one below it.
     let priority =
-      configuration.alsa.usesRealtimePriority ? max(1, configuration.alsa.realtimePriority - 1) : nil
+      configuration.alsa.usesRealtimePriority
+      ? max(1, configuration.alsa.realtimePriority - 1) : nil
     let granted = try withRealtimePriority(priority) { () throws(DuplexError) in
       try backend.open(configuration)
     }

@@ -54,7 +54,9 @@ final class PCMDevice {
     periodFrames period: Int,
     periodCount periods: Int
   ) throws(DuplexError) {
-    guard let handle else { throw DuplexError.alsa(operation: "configure", device: name, code: -EBADFD) }
+    guard let handle else {
+      throw DuplexError.alsa(operation: "configure", device: name, code: -EBADFD)
+    }
     var hw: OpaquePointer?
     snd_pcm_hw_params_malloc(&hw)
     defer { snd_pcm_hw_params_free(hw) }

@@ -1,5 +1,6 @@
 import AudioFiles
 import SignalDSP
+
 /// Meters an audio file from start to end, streaming it block by block so
 /// memory stays flat for any length. Runs on the calling thread.
 public enum FileMeter {

@@ -122,7 +122,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
 
   public func prepare(for granted: IOFormat) {
     let format =
-      granted.input ?? StreamFormat(sampleRate: granted.output?.sampleRate ?? 48_000, channelCount: 1)
+      granted.input
+      ?? StreamFormat(sampleRate: granted.output?.sampleRate ?? 48_000, channelCount: 1)
     self.format = format
     let maximumPeriod = granted.maximumFrameCount
     // 5 ms ramps: no zipper noise, no audible lag.

@@ -1,5 +1,3 @@
-
-
 /// How RMS levels are referenced.
 public enum RMSConvention: String, Sendable, CaseIterable {
   /// sox's convention: a full-scale sine reads −3.01 dB RMS.

@@ -1,5 +1,3 @@
-
-
 /// Settings of a meter. Every field has a working default.
 public struct MeterSettings: Sendable, Equatable {
   /// Seconds per level reading.

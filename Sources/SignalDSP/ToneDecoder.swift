@@ -86,7 +86,8 @@ public final class ToneDecoder {
       )
     }
     guard lowest >= 20 else {
-      throw TonePlanError(.tonesTooLow, description: "plan \(plan.name) has tones below 20 Hz; use 20 Hz or more")
+      throw TonePlanError(
+        .tonesTooLow, description: "plan \(plan.name) has tones below 20 Hz; use 20 Hz or more")
     }
   }
 

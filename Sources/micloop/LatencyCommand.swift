@@ -1,7 +1,7 @@
 import ArgumentParser
-import DuplexIO
 import AudioFiles
 import Console
+import DuplexIO
 import MicLoopKit
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
-import DuplexIO
 import AudioFiles
 import Console
+import DuplexIO
 import MicLoopKit
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
-import Foundation
 import Console
+import Foundation
 import SignalDSP
 import Testing
 

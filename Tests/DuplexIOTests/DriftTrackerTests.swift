@@ -1,5 +1,6 @@
-@testable import DuplexIO
 import Testing
+
+@testable import DuplexIO
 
 /// The drift tracker alone against a model of a playback queue whose clock
 /// runs apart from the capture clock, over an hour of simulated time.

@@ -1,5 +1,6 @@
-@testable import DuplexIO
 import Testing
+
+@testable import DuplexIO
 
 #if canImport(Glibc)
   import Glibc
@@ -9,7 +10,8 @@ import Testing
 /// failed, in the library's words (no command-line options).
 @Suite struct DuplexErrorTests {
   @Test func alsaCodesAreClassified() {
-    #expect(DuplexError.alsa(operation: "open", device: "hw:9", code: -ENOENT).kind == .unknownDevice)
+    #expect(
+      DuplexError.alsa(operation: "open", device: "hw:9", code: -ENOENT).kind == .unknownDevice)
     #expect(DuplexError.alsa(operation: "open", device: "hw:1,0", code: -EBUSY).kind == .deviceBusy)
     #expect(
       DuplexError.alsa(operation: "set rate", device: "hw:1,0", code: -EINVAL).kind
@@ -25,7 +27,8 @@ import Testing
       DuplexError.alsa(operation: "open", device: "hw:1,0", code: -EBUSY),
       DuplexError.alsa(operation: "set rate", device: "hw:1,0", value: "705600 Hz", code: -EINVAL),
       DuplexError.alsa(operation: "capture", device: "pulse", code: -EIO),
-      DuplexError(.threadUnavailable, operation: "start the audio thread", device: "", code: EAGAIN),
+      DuplexError(
+        .threadUnavailable, operation: "start the audio thread", device: "", code: EAGAIN),
     ]
     #expect(errors[0].description.contains("'hw:1,0' is busy"))
     #expect(errors[1].description.contains("705600 Hz on hw:1,0 not available"))

@@ -124,7 +124,8 @@ import Testing
     #expect(result.status == 0, "\(result.errorOutput)")
     // "Rendered N frames in periods of P": a whole number of periods.
     let numbers = result.output.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-    #expect(numbers.count == 2 && numbers[1] > 0 && numbers[0] % numbers[1] == 0, "\(result.output)")
+    #expect(
+      numbers.count == 2 && numbers[1] > 0 && numbers[0] % numbers[1] == 0, "\(result.output)")
     let played = Array(sounding(try samples(heard)))
     #expect(played.count >= 2 * 48_000, "only \(played.count) samples were heard")
     // Frequency from zero crossings in 100 ms windows: 1000 Hz, then 1500 Hz.

@@ -1,5 +1,5 @@
-import Foundation
 import AudioFiles
+import Foundation
 import MicLoopKit
 import SignalDSP
 import Testing

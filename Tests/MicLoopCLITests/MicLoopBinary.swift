@@ -1,5 +1,5 @@
-import Foundation
 import AudioFiles
+import Foundation
 
 /// Runs the built `micloop` binary (MICLOOP_BIN, or the debug build next to
 /// these tests) and captures what it prints.

@@ -7,7 +7,9 @@ import Testing
     let gain = RampedParameter(value: 1, rampFrames: 480)
     gain.set(Float(Decibels.amplitude(-6)))
     var ones = [Float](repeating: 1, count: 1000)
-    ones.withUnsafeMutableBufferPointer { gain.scale($0.baseAddress!, frameCount: 1000, channelCount: 1) }
+    ones.withUnsafeMutableBufferPointer {
+      gain.scale($0.baseAddress!, frameCount: 1000, channelCount: 1)
+    }
     let target = Float(Decibels.amplitude(-6))
     #expect(ones[479] == target)
     #expect(ones[999] == target)
@@ -23,7 +25,9 @@ import Testing
     var out = [Float]()
     for _ in 0..<7 {
       var block = [Float](repeating: 1, count: 33)
-      block.withUnsafeMutableBufferPointer { gain.scale($0.baseAddress!, frameCount: 33, channelCount: 1) }
+      block.withUnsafeMutableBufferPointer {
+        gain.scale($0.baseAddress!, frameCount: 33, channelCount: 1)
+      }
       out += block
     }
     #expect(out[99] == 0.5)
@@ -35,7 +39,9 @@ import Testing
     let gain = RampedParameter(value: 1, rampFrames: 10)
     gain.set(0)
     var stereo = [Float](repeating: 1, count: 40)
-    stereo.withUnsafeMutableBufferPointer { gain.scale($0.baseAddress!, frameCount: 20, channelCount: 2) }
+    stereo.withUnsafeMutableBufferPointer {
+      gain.scale($0.baseAddress!, frameCount: 20, channelCount: 2)
+    }
     for frame in 0..<20 { #expect(stereo[2 * frame] == stereo[2 * frame + 1]) }
     #expect(stereo[2 * 9] == 0)
     #expect(abs(stereo[0] - 0.9) < 1e-6)

@@ -1,5 +1,5 @@
-import Foundation
 import AudioFiles
+import Foundation
 
 /// Makes test audio files with sox and by hand, in a fresh temporary folder.
 public struct TestFiles {
@@ -39,7 +39,9 @@ public struct TestFiles {
   }
 
   /// A mono 32-bit float WAV holding `samples` as they are (NaN included).
-  public func writeFloatWAV(_ name: String, samples: [Float], rate: Double = 48_000) throws -> String {
+  public func writeFloatWAV(_ name: String, samples: [Float], rate: Double = 48_000) throws
+    -> String
+  {
     let file = path(name)
     let writer = try AudioFileWriter(
       path: file, sampleRate: rate, channelCount: 1, encoding: .float)

@@ -23,7 +23,8 @@ final class HalfGain: DuplexClient {
     _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool
   ) {
     output.samples.baseAddress!.update(from: buffer, count: output.frameCount * output.channelCount)
-    gain.scale(output.samples.baseAddress!, frameCount: output.frameCount, channelCount: output.channelCount)
+    gain.scale(
+      output.samples.baseAddress!, frameCount: output.frameCount, channelCount: output.channelCount)
     isSilence = false
   }
 }
@@ -44,7 +45,9 @@ let digit = try TonePlan.dtmf.schedule(for: "5", sampleRate: 8_000)
 let source = ToneSource(
   segments: digit, amplitude: 0.5, sampleRate: 8_000, channelCount: 1)
 var samples = [Float](repeating: 0, count: source.totalFrames ?? 0)
-samples.withUnsafeMutableBufferPointer { source.render(into: $0.baseAddress!, frameCount: $0.count) }
+samples.withUnsafeMutableBufferPointer {
+  source.render(into: $0.baseAddress!, frameCount: $0.count)
+}
 let peak = samples.map(abs).max() ?? 0
 if abs(last - expected) < 1e-4 && peak > 0.5 {
   print("consumer: ok (\(played) frames through the unit, DTMF peak \(peak))")
