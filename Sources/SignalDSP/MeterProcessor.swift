@@ -35,6 +35,7 @@ public final class MeterProcessor {
   private let envelopeRate: Double
   private let channelBuffer: UnsafeMutableBufferPointer<Float>
   private let envelopeBuffers: [UnsafeMutableBufferPointer<Float>]
+  private let powerBuffers: [UnsafeMutableBufferPointer<Float>]
   private var lastEnvelope: Float = 0
   private var talkStartTime: Double?
   private var talkSeconds = 0.0
@@ -79,11 +80,17 @@ public final class MeterProcessor {
       buffer.initialize(repeating: 0)
       return buffer
     }
+    powerBuffers = meteredChannels.map { _ in
+      let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: envelopeCapacity)
+      buffer.initialize(repeating: 0)
+      return buffer
+    }
   }
 
   deinit {
     channelBuffer.deallocate()
     for buffer in envelopeBuffers { buffer.deallocate() }
+    for buffer in powerBuffers { buffer.deallocate() }
   }
 
   /// Stream time in seconds of the frames processed so far.
@@ -147,16 +154,26 @@ public final class MeterProcessor {
         source = UnsafeBufferPointer(rebasing: channelBuffer[0..<frameCount])
       }
       intervalLevels[index].accumulate(source)
-      envelopeCount = frontEnds[index].process(source, into: envelopeBuffers[index].baseAddress!)
+      envelopeCount = frontEnds[index].process(
+        source, into: envelopeBuffers[index].baseAddress!,
+        power: powerBuffers[index].baseAddress!)
     }
     let combined = envelopeBuffers[0]
+    let combinedPower = powerBuffers[0]
     for other in 1..<envelopeBuffers.count {
       let buffer = envelopeBuffers[other]
-      for i in 0..<envelopeCount { combined[i] = max(combined[i], buffer[i]) }
+      let power = powerBuffers[other]
+      for i in 0..<envelopeCount {
+        combined[i] = max(combined[i], buffer[i])
+        combinedPower[i] = max(combinedPower[i], power[i])
+      }
     }
     if envelopeCount > 0 { lastEnvelope = combined[envelopeCount - 1] }
     // `handle` must not touch `detector`, which is being mutated here.
-    detector.process(UnsafeBufferPointer(rebasing: combined[0..<envelopeCount])) { transition in
+    detector.process(
+      UnsafeBufferPointer(rebasing: combined[0..<envelopeCount]),
+      power: UnsafeBufferPointer(rebasing: combinedPower[0..<envelopeCount])
+    ) { transition in
       handle(transition, emit: emit)
     }
   }

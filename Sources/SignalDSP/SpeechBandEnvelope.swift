@@ -40,20 +40,37 @@ public final class SpeechBandEnvelope {
     decimator.maximumOutputCount(forInput: inputCount)
   }
 
-  /// Turns a block of one channel into envelope samples written to `output`.
+  /// Turns a block of one channel into envelope samples written to
+  /// `output`, and, when given, the band-limited signal's power (its square)
+  /// sample by sample into `power`.
   /// - Returns: the number of envelope samples written.
-  public func process(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>)
-    -> Int
-  {
+  public func process(
+    _ input: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>,
+    power: UnsafeMutablePointer<Float>? = nil
+  ) -> Int {
     let count = decimator.process(input, into: output)
     var h1 = highPass1
     var h2 = highPass2
     var env = follower
     if var lp = lowPass {
-      for index in 0..<count {
-        output[index] = env.process(lp.process(h2.process(h1.process(output[index]))))
+      if let power {
+        for index in 0..<count {
+          let band = lp.process(h2.process(h1.process(output[index])))
+          power[index] = band * band
+          output[index] = env.process(band)
+        }
+      } else {
+        for index in 0..<count {
+          output[index] = env.process(lp.process(h2.process(h1.process(output[index]))))
+        }
       }
       lowPass = lp
+    } else if let power {
+      for index in 0..<count {
+        let band = h2.process(h1.process(output[index]))
+        power[index] = band * band
+        output[index] = env.process(band)
+      }
     } else {
       for index in 0..<count {
         output[index] = env.process(h2.process(h1.process(output[index])))

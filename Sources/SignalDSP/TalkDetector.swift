@@ -17,6 +17,12 @@ public struct TalkDetectorSettings: Sendable, Equatable {
   public var noiseFloorWindow: Double = 3
   /// Lowest noise floor assumed, in dBFS (digital silence has none).
   public var minimumFloor: Double = -80
+  /// Shifts both thresholds down by this many dB (positive: opens on
+  /// quieter talk; negative: ignores more of the background).
+  public var sensitivity: Double = 0
+  /// How many times the background's own fluctuation (its spread, in dB)
+  /// the open threshold keeps above the background, at least.
+  public var spreadFactor: Double = 2.75
 
   public init() {}
 }
@@ -33,9 +39,19 @@ public struct TalkDetector: Sendable {
   public let envelopeRate: Double
   private var trigger: SchmittTrigger
   private var floorTracker: NoiseFloorTracker
+  private var distribution: LevelDistribution
+  private var envelopeDistribution: LevelDistribution
   private let frameLength: Int
   private var frameSum: Float = 0
+  private var powerSum: Float = 0
   private var frameFill = 0
+  /// The last five frame powers in dB: their median ignores clicks.
+  private var recentPowers = SIMD8<Float>(repeating: -140)
+  private var recentIndex = 0
+  /// The background level (dBFS, band power) and thresholds of the last frame.
+  public private(set) var backgroundDecibels: Double?
+  public private(set) var openDecibels: Double?
+  public private(set) var closeDecibels: Double?
   /// Frames while the filters and the envelope settle: not used for the floor.
   private var warmUpFrames = 3
   private let openRatio: Float
@@ -49,6 +65,11 @@ public struct TalkDetector: Sendable {
     let framesPerSecond = envelopeRate / Double(frameLength)
     floorTracker = NoiseFloorTracker(
       windowFrames: max(8, Int(settings.noiseFloorWindow * framesPerSecond)))
+    distribution = LevelDistribution(
+      windowCount: max(8, Int(2 * settings.noiseFloorWindow * framesPerSecond)))
+    // Its own storage: a copy would share it and copy on the audio thread.
+    envelopeDistribution = LevelDistribution(
+      windowCount: max(8, Int(2 * settings.noiseFloorWindow * framesPerSecond)))
     minimumFloor = Float(Decibels.amplitude(settings.minimumFloor))
     let hold = Int64((settings.holdTime * envelopeRate).rounded())
     if settings.isAbsolute {
@@ -77,9 +98,12 @@ public struct TalkDetector: Sendable {
   /// Envelope samples processed.
   public var position: Int64 { trigger.position }
 
-  /// Feeds envelope samples, calling `onTransition` for every change.
+  /// Feeds envelope samples and, when known, the band signal's power at
+  /// the same instants (without it, the envelope's square stands in),
+  /// calling `onTransition` for every change.
   public mutating func process(
-    _ envelope: UnsafeBufferPointer<Float>, onTransition: (TalkTransition) -> Void
+    _ envelope: UnsafeBufferPointer<Float>, power: UnsafeBufferPointer<Float>? = nil,
+    onTransition: (TalkTransition) -> Void
   ) {
     var start = 0
     while start < envelope.count {
@@ -87,6 +111,11 @@ public struct TalkDetector: Sendable {
       let chunk = UnsafeBufferPointer(rebasing: envelope[start..<end])
       trigger.process(chunk, onTransition: onTransition)
       frameSum += Self.sum(chunk)
+      if let power {
+        powerSum += Self.sum(UnsafeBufferPointer(rebasing: power[start..<end]))
+      } else {
+        for index in start..<end { powerSum += envelope[index] * envelope[index] }
+      }
       frameFill += end - start
       if frameFill == frameLength { endFrame() }
       start = end
@@ -108,9 +137,24 @@ public struct TalkDetector: Sendable {
     return total
   }
 
+  /// Once per 10 ms frame: update the background model and decide what
+  /// the trigger may do next.
+  ///
+  /// The level that counts is the median of the last five frame powers
+  /// (50 ms), so a click — a few ms — never counts, while a syllable
+  /// (50–300 ms) does. The background is the 15th percentile of that level
+  /// over twice the noise-floor window (speech pauses, so a low percentile
+  /// is the background even while someone talks most of the time), and its
+  /// spread is the distance from the 3rd to the 15th percentile. Talk may
+  /// open only when the level stands above the background by the open
+  /// threshold and by `spreadFactor` spreads, whichever is more: steady
+  /// noise keeps the old thresholds; babble, traffic and music, which
+  /// fluctuate by themselves, push them up by as much as they fluctuate.
   private mutating func endFrame() {
     let mean = frameSum / Float(frameLength)
+    let power = powerSum / Float(frameLength)
     frameSum = 0
+    powerSum = 0
     frameFill = 0
     guard !settings.isAbsolute else { return }
     if warmUpFrames > 0 {
@@ -118,9 +162,55 @@ public struct TalkDetector: Sendable {
       return
     }
     floorTracker.add(mean)
-    let floor = max(floorTracker.floor ?? mean, minimumFloor)
-    trigger.openThreshold = floor * openRatio
-    trigger.closeThreshold = floor * closeRatio
+    let decibels = Float(Decibels.fromPower(Double(max(power, 1e-14))) ?? -140)
+    recentPowers[recentIndex] = decibels
+    recentIndex = (recentIndex + 1) % 5
+    let level = Double(Self.medianOfFive(recentPowers))
+    distribution.add(level)
+    let envelopeLevel = Decibels.fromAmplitude(Double(mean)) ?? -140
+    envelopeDistribution.add(envelopeLevel)
+    // The evidence, on click-free band power.
+    let background = max(settings.minimumFloor, distribution.percentile(0.15) ?? level)
+    let lowest = max(settings.minimumFloor, distribution.percentile(0.03) ?? level)
+    let (openOffset, closeOffset) = offsets(spread: max(1, background - lowest))
+    backgroundDecibels = background
+    openDecibels = background + openOffset
+    closeDecibels = background + closeOffset
+    // The trigger, on the envelope: the same rule above the envelope's own background.
+    let envelopeBackground = max(
+      settings.minimumFloor, envelopeDistribution.percentile(0.15) ?? envelopeLevel)
+    let envelopeLowest = max(
+      settings.minimumFloor, envelopeDistribution.percentile(0.03) ?? envelopeLevel)
+    let (envelopeOpen, envelopeClose) = offsets(spread: max(1, envelopeBackground - envelopeLowest))
+    trigger.openThreshold =
+      level >= background + openOffset
+      ? Float(Decibels.amplitude(envelopeBackground + envelopeOpen)) : .infinity
+    trigger.closeThreshold = Float(Decibels.amplitude(envelopeBackground + envelopeClose))
+  }
+
+  /// Open and close offsets in dB above the background for a background
+  /// that fluctuates by `spread` dB.
+  private func offsets(spread: Double) -> (open: Double, close: Double) {
+    let open =
+      max(settings.openThreshold - 2, settings.spreadFactor * spread) - settings.sensitivity
+    let close =
+      max(settings.closeThreshold - 2, (settings.spreadFactor - 1) * spread)
+      - settings.sensitivity
+    return (open, min(open, close))
+  }
+
+  private static func medianOfFive(_ values: SIMD8<Float>) -> Float {
+    var sorted = values
+    for i in 1..<5 {
+      let value = sorted[i]
+      var j = i - 1
+      while j >= 0 && sorted[j] > value {
+        sorted[j + 1] = sorted[j]
+        j -= 1
+      }
+      sorted[j + 1] = value
+    }
+    return sorted[2]
   }
 
   /// Ends talk in progress at the end of the stream.

@@ -22,6 +22,12 @@ struct TalkOptions: ParsableArguments {
   var hold = Seconds(TalkDetectorSettings().holdTime)
   @Flag(help: "Treat --open and --close as absolute dBFS instead of dB above the noise floor.")
   var absolute = false
+  @Option(
+    parsing: .unconditional,
+    help:
+      "Shift the talk decision by this many dB: positive opens on quieter talk, negative ignores more of a busy background (-20 to 20)."
+  )
+  var sensitivity = 0.0
 
   func validate() throws {
     guard open.isFinite, close.isFinite else {
@@ -29,6 +35,9 @@ struct TalkOptions: ParsableArguments {
     }
     guard close <= open else {
       throw ValidationError("--close (\(close)) must not be above --open (\(open)); lower --close")
+    }
+    guard sensitivity.isFinite, (-20...20).contains(sensitivity) else {
+      throw ValidationError("--sensitivity must be between -20 and 20 dB")
     }
     if absolute && open > 0 {
       throw ValidationError(
@@ -44,6 +53,7 @@ struct TalkOptions: ParsableArguments {
     settings.closeThreshold = close
     settings.holdTime = hold.value
     settings.isAbsolute = absolute
+    settings.sensitivity = sensitivity
     return settings
   }
 }
