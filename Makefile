@@ -7,7 +7,7 @@ DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	multimon-ng libspandsp-dev gcc python3 python3-numpy hyperfine time
 RELEASE_BIN := .build/release/micloop
 
-.PHONY: setup build debug test unit-test consumer-check talk-eval talkoff-eval bench demo docs manual format install clean
+.PHONY: setup build debug test unit-test consumer-check talk-eval room-eval talkoff-eval bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -26,7 +26,7 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test consumer-check talk-eval talkoff-eval
+test: build unit-test consumer-check talk-eval room-eval talkoff-eval
 
 # The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup
@@ -40,6 +40,10 @@ consumer-check: setup
 ## talk-eval: talk detection on synthetic speech in noise; fails below the targets
 talk-eval: build
 	python3 Scripts/talk_eval.py --micloop $(RELEASE_BIN) --check
+
+## room-eval: talk detection with babble, keyboard, traffic, music and a fan; fails below the targets
+room-eval: build
+	python3 Scripts/room_eval.py --micloop $(RELEASE_BIN) --check
 
 ## talkoff-eval: ten minutes of speech must decode as no tone in any plan
 talkoff-eval: build

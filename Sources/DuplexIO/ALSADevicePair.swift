@@ -160,8 +160,12 @@ public final class ALSADevicePair: DuplexBackend {
       }
       let revents = device.events(descriptors, count: filled)
       if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+        // Transient while a server changes an idle source's state; a dead
+        // stream reports its error through avail, and the deadline bounds the rest.
         let state = device.avail()
-        return state < 0 ? Int32(state) : -EIO
+        if state < 0 { return Int32(state) }
+        usleep(1_000)
+        continue
       }
       if revents & events == 0 {
         // Woken with nothing ready (a plugin's wake-up pipe): do not spin.
