@@ -241,6 +241,23 @@ def silero_segments(samples):
     return [s for s in segments if s[1] - s[0] >= min_speech]
 
 
+def score_track(kind, snr, level, truth, detected, duration):
+    """One track's counts for F1, segments per utterance, and false talk:
+    the fraction of frames 100 ms or more away from speech marked talk."""
+    tp, fp, fn, _, _ = talk_eval.score(truth, detected, duration)
+    frames = int(duration / talk_eval.FRAME)
+    centers = (np.arange(frames) + 0.5) * talk_eval.FRAME
+    near = np.zeros(frames, bool)
+    for a, b in truth:
+        near |= (centers >= a - 0.1) & (centers < b + 0.1)
+    detected_mask = np.zeros(frames, bool)
+    for a, b in detected:
+        detected_mask |= (centers >= a) & (centers < b)
+    false_talk = np.sum(detected_mask & ~near) / max(1, np.sum(~near))
+    return dict(kind=kind, snr=snr, level=level, tp=tp, fp=fp, fn=fn,
+                segments=len(detected) / len(truth), false_talk=false_talk)
+
+
 def evaluate(detectors, args):
     rng = np.random.default_rng(args.seed)
     results = {name: [] for name in detectors}
@@ -271,23 +288,8 @@ def evaluate(detectors, args):
                             json.dump({"truth": truth, "duration": len(speech) / RATE}, f)
                     for name, detect in detectors.items():
                         detected = detect(path, mix)
-                        tp, fp, fn, per, delays = talk_eval.score(truth, detected, len(speech) / RATE)
-                        frames = int(len(speech) / RATE / talk_eval.FRAME)
-                        centers = (np.arange(frames) + 0.5) * talk_eval.FRAME
-                        speech_mask = np.zeros(frames, bool)
-                        near = np.zeros(frames, bool)
-                        for a, b in truth:
-                            speech_mask |= (centers >= a) & (centers < b)
-                            near |= (centers >= a - 0.1) & (centers < b + 0.1)
-                        detected_mask = np.zeros(frames, bool)
-                        for a, b in detected:
-                            detected_mask |= (centers >= a) & (centers < b)
-                        quiet = ~near
-                        false_talk = np.sum(detected_mask & quiet) / max(1, np.sum(quiet))
                         results[name].append(
-                            dict(kind=kind, snr=snr, level=level, tp=tp, fp=fp, fn=fn,
-                                 segments=len([s for s in detected]) / len(truth),
-                                 false_talk=false_talk))
+                            score_track(kind, snr, level, truth, detected, len(speech) / RATE))
     return results
 
 
@@ -302,18 +304,7 @@ def reuse(directory, micloop, extra):
             meta = json.load(f)
         truth = [tuple(t) for t in meta["truth"]]
         detected = talk_eval.detect(micloop, os.path.join(directory, name), extra)
-        tp, fp, fn, per, delays = talk_eval.score(truth, detected, meta["duration"])
-        frames = int(meta["duration"] / talk_eval.FRAME)
-        centers = (np.arange(frames) + 0.5) * talk_eval.FRAME
-        near = np.zeros(frames, bool)
-        for a, b in truth:
-            near |= (centers >= a - 0.1) & (centers < b + 0.1)
-        detected_mask = np.zeros(frames, bool)
-        for a, b in detected:
-            detected_mask |= (centers >= a) & (centers < b)
-        false_talk = np.sum(detected_mask & ~near) / max(1, np.sum(~near))
-        rows.append(dict(kind=kind, snr=int(snr), level=-int(level), tp=tp, fp=fp, fn=fn,
-                         segments=len(detected) / len(truth), false_talk=false_talk))
+        rows.append(score_track(kind, int(snr), -int(level), truth, detected, meta["duration"]))
     return {"micloop": rows}
 
 

@@ -44,13 +44,23 @@ public struct LevelDistribution: Sendable {
   /// The level below which `fraction` of the window lies (0…1), in dB;
   /// `nil` while the window is empty.
   public func percentile(_ fraction: Double) -> Double? {
+    percentiles(fraction, fraction).map(\.low)
+  }
+
+  /// Two percentiles (`low` ≤ `high`, fractions 0…1) in one scan of the
+  /// bins; `nil` while the window is empty.
+  public func percentiles(_ low: Double, _ high: Double) -> (low: Double, high: Double)? {
     guard count > 0 else { return nil }
-    let target = Int32(max(1, (fraction * Double(count)).rounded(.up)))
+    let lowTarget = Int32(max(1, (low * Double(count)).rounded(.up)))
+    let highTarget = Int32(max(1, (high * Double(count)).rounded(.up)))
+    var lowLevel: Double?
     var seen: Int32 = 0
     for bin in 0..<counts.count {
       seen += counts[bin]
-      if seen >= target { return Self.range.low + Double(bin) * Self.binWidth }
+      let level = Self.range.low + Double(bin) * Self.binWidth
+      if lowLevel == nil && seen >= lowTarget { lowLevel = level }
+      if seen >= highTarget { return (lowLevel ?? level, level) }
     }
-    return Self.range.high
+    return (lowLevel ?? Self.range.high, Self.range.high)
   }
 }

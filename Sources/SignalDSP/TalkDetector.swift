@@ -13,7 +13,7 @@ public struct TalkDetectorSettings: Sendable, Equatable {
   public var holdTime: Double = 0.3
   /// Whether the thresholds are absolute dBFS instead of relative to the floor.
   public var isAbsolute = false
-  /// Seconds over which the noise floor is the minimum.
+  /// Half the seconds of level history the background is read from.
   public var noiseFloorWindow: Double = 3
   /// Lowest noise floor assumed, in dBFS (digital silence has none).
   public var minimumFloor: Double = -80
@@ -38,7 +38,6 @@ public struct TalkDetector: Sendable {
   /// Rate of the envelope samples.
   public let envelopeRate: Double
   private var trigger: SchmittTrigger
-  private var floorTracker: NoiseFloorTracker
   private var distribution: LevelDistribution
   private var envelopeDistribution: LevelDistribution
   private let frameLength: Int
@@ -54,33 +53,22 @@ public struct TalkDetector: Sendable {
   public private(set) var closeDecibels: Double?
   /// Frames while the filters and the envelope settle: not used for the floor.
   private var warmUpFrames = 3
-  private let openRatio: Float
-  private let closeRatio: Float
-  private let minimumFloor: Float
 
   public init(settings: TalkDetectorSettings, envelopeRate: Double) {
     self.settings = settings
     self.envelopeRate = envelopeRate
     frameLength = max(1, Int((envelopeRate * 0.01).rounded()))
     let framesPerSecond = envelopeRate / Double(frameLength)
-    floorTracker = NoiseFloorTracker(
-      windowFrames: max(8, Int(settings.noiseFloorWindow * framesPerSecond)))
-    distribution = LevelDistribution(
-      windowCount: max(8, Int(2 * settings.noiseFloorWindow * framesPerSecond)))
+    let windowCount = max(8, Int(2 * settings.noiseFloorWindow * framesPerSecond))
+    distribution = LevelDistribution(windowCount: windowCount)
     // Its own storage: a copy would share it and copy on the audio thread.
-    envelopeDistribution = LevelDistribution(
-      windowCount: max(8, Int(2 * settings.noiseFloorWindow * framesPerSecond)))
-    minimumFloor = Float(Decibels.amplitude(settings.minimumFloor))
+    envelopeDistribution = LevelDistribution(windowCount: windowCount)
     let hold = Int64((settings.holdTime * envelopeRate).rounded())
     if settings.isAbsolute {
-      openRatio = 1
-      closeRatio = 1
       trigger = SchmittTrigger(
         openThreshold: Float(Decibels.amplitude(settings.openThreshold)),
         closeThreshold: Float(Decibels.amplitude(settings.closeThreshold)), holdSamples: hold)
     } else {
-      openRatio = Float(Decibels.amplitude(settings.openThreshold))
-      closeRatio = Float(Decibels.amplitude(settings.closeThreshold))
       // Until the first frame, nothing counts as talk.
       trigger = SchmittTrigger(
         openThreshold: .infinity, closeThreshold: .infinity, holdSamples: hold)
@@ -89,10 +77,6 @@ public struct TalkDetector: Sendable {
 
   /// Whether talk is in progress.
   public var isTalking: Bool { trigger.isOpen }
-  /// Current noise floor estimate in dBFS, if known.
-  public var noiseFloorDecibels: Double? {
-    floorTracker.floor.flatMap { Decibels.fromAmplitude(Double(max($0, minimumFloor))) }
-  }
   /// Current open threshold (linear).
   public var openThreshold: Float { trigger.openThreshold }
   /// Envelope samples processed.
@@ -161,7 +145,6 @@ public struct TalkDetector: Sendable {
       warmUpFrames -= 1
       return
     }
-    floorTracker.add(mean)
     let decibels = Float(Decibels.fromPower(Double(max(power, 1e-14))) ?? -140)
     recentPowers[recentIndex] = decibels
     recentIndex = (recentIndex + 1) % 5
@@ -170,22 +153,30 @@ public struct TalkDetector: Sendable {
     let envelopeLevel = Decibels.fromAmplitude(Double(mean)) ?? -140
     envelopeDistribution.add(envelopeLevel)
     // The evidence, on click-free band power.
-    let background = max(settings.minimumFloor, distribution.percentile(0.15) ?? level)
-    let lowest = max(settings.minimumFloor, distribution.percentile(0.03) ?? level)
-    let (openOffset, closeOffset) = offsets(spread: max(1, background - lowest))
+    let (background, spread) = backgroundAndSpread(distribution, current: level)
+    let (openOffset, closeOffset) = offsets(spread: spread)
     backgroundDecibels = background
     openDecibels = background + openOffset
     closeDecibels = background + closeOffset
     // The trigger, on the envelope: the same rule above the envelope's own background.
-    let envelopeBackground = max(
-      settings.minimumFloor, envelopeDistribution.percentile(0.15) ?? envelopeLevel)
-    let envelopeLowest = max(
-      settings.minimumFloor, envelopeDistribution.percentile(0.03) ?? envelopeLevel)
-    let (envelopeOpen, envelopeClose) = offsets(spread: max(1, envelopeBackground - envelopeLowest))
+    let (envelopeBackground, envelopeSpread) = backgroundAndSpread(
+      envelopeDistribution, current: envelopeLevel)
+    let (envelopeOpen, envelopeClose) = offsets(spread: envelopeSpread)
     trigger.openThreshold =
       level >= background + openOffset
       ? Float(Decibels.amplitude(envelopeBackground + envelopeOpen)) : .infinity
     trigger.closeThreshold = Float(Decibels.amplitude(envelopeBackground + envelopeClose))
+  }
+
+  /// The background (15th percentile, never below `minimumFloor`) of a
+  /// level distribution and its spread (15th minus 3rd percentile, at least
+  /// 1 dB), in one scan; `current` stands in while the window is empty.
+  private func backgroundAndSpread(_ levels: LevelDistribution, current: Double) -> (
+    background: Double, spread: Double
+  ) {
+    let (lowest, background) = levels.percentiles(0.03, 0.15) ?? (current, current)
+    let floor = settings.minimumFloor
+    return (max(floor, background), max(1, max(floor, background) - max(floor, lowest)))
   }
 
   /// Open and close offsets in dB above the background for a background

@@ -18,28 +18,6 @@ import Testing
     return root.appendingPathComponent(".build/debug/\(name)").path
   }
 
-  func samples(_ path: String) throws -> [Float] {
-    let reader = try AudioFileReader(path: path)
-    var all = [Float]()
-    var block = [Float](repeating: 0, count: 4096 * reader.channelCount)
-    while true {
-      let frames = try block.withUnsafeMutableBufferPointer {
-        try reader.read(into: $0.baseAddress!, frameCount: 4096)
-      }
-      if frames == 0 { break }
-      all += block.prefix(frames * reader.channelCount)
-    }
-    return all
-  }
-
-  /// The samples from the first to the last one above `threshold`.
-  func sounding(_ samples: [Float], threshold: Float = 0.02) -> ArraySlice<Float> {
-    guard let first = samples.firstIndex(where: { abs($0) > threshold }),
-      let last = samples.lastIndex(where: { abs($0) > threshold }), last > first + 960
-    else { return [] }
-    return samples[(first + 480)..<(last - 480)]
-  }
-
   func sine(_ name: String, seconds: Int, volume: Double) throws -> String {
     let path = file(name)
     try MicLoopBinary.shell([
@@ -73,7 +51,7 @@ import Testing
     #expect(result.output.contains("Passed"), "\(result.output)")
     recorder.signal(SIGINT)
     recorder.wait()
-    let played = sounding(try samples(heard))
+    let played = MicLoopBinary.sounding(try MicLoopBinary.samples(heard), threshold: 0.02)
     #expect(played.count >= 48_000, "only \(played.count) samples reached the speaker")
     let peak = 20 * log10(Double(played.map { abs($0) }.max() ?? 0))
     #expect(abs(peak - -18) < 0.3, "peak \(peak) dBFS")
@@ -90,7 +68,7 @@ import Testing
     #expect(result.status == 0, "\(result.errorOutput)")
     let reader = try AudioFileReader(path: take)
     #expect(reader.declaredFrameCount == 96_000)
-    let recorded = try samples(take)
+    let recorded = try MicLoopBinary.samples(take)
     let peak = 20 * log10(Double(recorded.map { abs($0) }.max() ?? 0))
     #expect(abs(peak - -6.02) < 0.1, "peak \(peak) dBFS")
   }
@@ -126,7 +104,7 @@ import Testing
     let numbers = result.output.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
     #expect(
       numbers.count == 2 && numbers[1] > 0 && numbers[0] % numbers[1] == 0, "\(result.output)")
-    let played = Array(sounding(try samples(heard)))
+    let played = Array(MicLoopBinary.sounding(try MicLoopBinary.samples(heard), threshold: 0.02))
     #expect(played.count >= 2 * 48_000, "only \(played.count) samples were heard")
     // Frequency from zero crossings in 100 ms windows: 1000 Hz, then 1500 Hz.
     var frequencies = [Double]()

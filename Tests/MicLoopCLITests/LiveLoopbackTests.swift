@@ -30,20 +30,6 @@ import Testing
     )
   }
 
-  func samples(_ path: String) throws -> [Float] {
-    let reader = try AudioFileReader(path: path)
-    var all = [Float]()
-    var block = [Float](repeating: 0, count: 4096 * reader.channelCount)
-    while true {
-      let frames = try block.withUnsafeMutableBufferPointer {
-        try reader.read(into: $0.baseAddress!, frameCount: 4096)
-      }
-      if frames == 0 { break }
-      all += block.prefix(frames * reader.channelCount)
-    }
-    return all
-  }
-
   @Test func sineComesOutAtTheRequestedGain() throws {
     let devices = try VirtualDevices()
     let sine = try makeSignal("sine.wav", ["synth", "8", "sine", "1000", "vol", "0.251189"])
@@ -66,10 +52,7 @@ import Testing
     #expect(result.status == 0, "\(result.errorOutput)")
     // Levels of the tone itself: from its first to its last loud sample,
     // 10 ms in from either end (the gain ramp, the stream's start and stop).
-    let all = try samples(recorded)
-    let first = try #require(all.firstIndex { abs($0) > 0.05 })
-    let last = try #require(all.lastIndex { abs($0) > 0.05 })
-    let tone = all[(first + 480)..<(last - 480)]
+    let tone = MicLoopBinary.sounding(try MicLoopBinary.samples(recorded), threshold: 0.05)
     #expect(tone.count >= 48_000, "only \(tone.count) samples of tone reached the speaker")
     let peak = 20 * log10(Double(tone.map { abs($0) }.max() ?? 0))
     let rms = 10 * log10(tone.map { Double($0) * Double($0) }.reduce(0, +) / Double(tone.count))
@@ -95,8 +78,8 @@ import Testing
       for: ["paplay", "--device=mic", noise], environment: devices.environment)
     let result = loop.result()
     #expect(result.status == 0, "\(result.errorOutput)")
-    let played = try samples(noise)
-    let captured = try samples(recording)
+    let played = try MicLoopBinary.samples(noise)
+    let captured = try MicLoopBinary.samples(recording)
     // Align by the onset of the noise (the recording is silent before it).
     let playedOnset = try #require(played.firstIndex { abs($0) > 0.01 })
     let capturedOnset = try #require(captured.firstIndex { abs($0) > 0.01 })

@@ -111,3 +111,30 @@ extension MicLoopBinary {
     return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
   }
 }
+
+extension MicLoopBinary {
+  /// Every sample of an audio file, interleaved.
+  static func samples(_ path: String) throws -> [Float] {
+    let reader = try AudioFileReader(path: path)
+    var all = [Float]()
+    var block = [Float](repeating: 0, count: 4096 * reader.channelCount)
+    while true {
+      let frames = try block.withUnsafeMutableBufferPointer {
+        try reader.read(into: $0.baseAddress!, frameCount: 4096)
+      }
+      if frames == 0 { break }
+      all += block.prefix(frames * reader.channelCount)
+    }
+    return all
+  }
+
+  /// The samples from the first to the last one above `threshold`, 10 ms in
+  /// from either end (ramps, a stream's start and stop); empty when there
+  /// is not that much.
+  static func sounding(_ samples: [Float], threshold: Float) -> ArraySlice<Float> {
+    guard let first = samples.firstIndex(where: { abs($0) > threshold }),
+      let last = samples.lastIndex(where: { abs($0) > threshold }), last > first + 960
+    else { return [] }
+    return samples[(first + 480)..<(last - 480)]
+  }
+}
