@@ -109,6 +109,8 @@ import Testing
   /// from its monitor — DTMF, a 5-tone call and Handshake text.
   @Test func sentIntoTheVirtualMicrophoneIsDecodedLive() throws {
     let devices = try VirtualDevices()
+    let running = try devices.keepRunning("mic")
+    defer { running.signal(SIGTERM) }
     let listener = try devices.startMicloop([
       "tones", "--plan", "dtmf,ccir,handshake", "-D", "pulse:mic.monitor", "--json",
       "--duration", "12",

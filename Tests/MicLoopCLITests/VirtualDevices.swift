@@ -58,6 +58,19 @@ final class VirtualDevices {
     try SpawnedProcess(arguments, environment: environment, standardInput: standardInput)
   }
 
+  /// Plays a minute of silence into `sink` ("mic" or "spk") so the sink
+  /// keeps running while a test plays short signals into it one after
+  /// another: an idle null sink's monitor delivers nothing, and streams
+  /// that start and stop on an idle sink upset a capture of its monitor.
+  /// Stop the returned player at the end.
+  func keepRunning(_ sink: String) throws -> SpawnedProcess {
+    let silence = runtimeDirectory.appendingPathComponent("silence-\(sink).wav").path
+    try MicLoopBinary.shell([
+      "sox", "-V1", "-n", "-r", "48000", "-b", "16", "-c", "1", silence, "trim", "0", "60",
+    ])
+    return try spawn(["aplay", "-q", "-D", "pulse:\(sink)", silence])
+  }
+
   /// Starts micloop against these devices without waiting.
   func startMicloop(_ arguments: [String]) throws -> SpawnedProcess {
     try SpawnedProcess([MicLoopBinary.path] + arguments, environment: environment)
