@@ -27,8 +27,9 @@ public struct HumanMeterFormat: Sendable {
   /// One line for a level reading.
   public func line(for reading: LevelReading) -> String {
     let time = pad(DecimalFormatting.fixed(reading.time, places: 2), 8)
+    let evidence = reading.talkEvidence
     return
-      "\(time) s  [\(bar(peak: reading.peakDecibels, rms: reading.rmsDecibels))]  peak \(level(reading.peakDecibels))  rms \(level(reading.rmsDecibels)) dBFS  \(reading.isTalking ? "TALK" : "silence")"
+      "\(time) s  [\(bar(peak: reading.peakDecibels, rms: reading.rmsDecibels))]  peak \(level(reading.peakDecibels))  rms \(level(reading.rmsDecibels)) dBFS  \(reading.isTalking ? "TALK   " : "silence")  speech \(level(evidence.speechDecibels))  open \(level(evidence.openDecibels))  floor \(level(evidence.noiseFloorDecibels))"
   }
 
   /// The closing lines: talk segments and totals.

@@ -32,7 +32,8 @@ public struct LiveMeterView {
       return String(repeating: " ", count: max(0, 6 - text.count)) + text
     }
     let time = DecimalFormatting.fixed(reading.time, places: 1)
+    let evidence = reading.talkEvidence
     return
-      "\(time) s [\(String(bar))] rms \(level(reading.rmsDecibels)) peak \(level(reading.peakDecibels)) hold \(level(heldPeak)) dBFS  \(reading.isTalking ? "TALK   " : "silence")\(status)"
+      "\(time) s [\(String(bar))] rms \(level(reading.rmsDecibels)) peak \(level(reading.peakDecibels)) hold \(level(heldPeak)) dBFS  \(reading.isTalking ? "TALK   " : "silence") speech \(level(evidence.speechDecibels)) open \(level(evidence.openDecibels)) floor \(level(evidence.noiseFloorDecibels))\(status)"
   }
 }

@@ -25,6 +25,16 @@ public enum StandardOutput {
   }
 
   /// Sends buffered output on its way.
+  /// Columns of the terminal standard output writes to, or `nil` when it
+  /// is not a terminal.
+  public static func terminalColumns() -> Int? {
+    var size = winsize()
+    guard isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0,
+      size.ws_col > 0
+    else { return nil }
+    return Int(size.ws_col)
+  }
+
   public static func flush() { fflush(output) }
 
   /// Writes `line` and a newline to standard error.

@@ -8,36 +8,48 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
   public enum Kind: UInt8, Sendable, BitwiseCopyable { case level, talkStart, talkEnd }
   public var kind: Kind
   public var time: Double
-  /// Levels in dBFS; NaN stands for silence.
+  /// Levels in dBFS; NaN stands for silence (or, for the talk evidence, unknown).
   public var peak: Double
   public var rms: Double
   public var envelope: Double
+  public var speech: Double
+  public var noiseFloor: Double
+  public var open: Double
+  public var close: Double
   public var isTalking: Bool
 
   init(_ event: MeterEvent) {
     switch event {
     case .level(let reading):
-      self.init(
-        kind: .level, time: reading.time, peak: reading.peakDecibels ?? .nan,
-        rms: reading.rmsDecibels ?? .nan,
-        envelope: reading.envelopeDecibels ?? .nan, isTalking: reading.isTalking)
+      let evidence = reading.talkEvidence
+      self.init(kind: .level, time: reading.time, isTalking: reading.isTalking)
+      peak = reading.peakDecibels ?? .nan
+      rms = reading.rmsDecibels ?? .nan
+      envelope = reading.envelopeDecibels ?? .nan
+      speech = evidence.speechDecibels ?? .nan
+      noiseFloor = evidence.noiseFloorDecibels ?? .nan
+      open = evidence.openDecibels ?? .nan
+      close = evidence.closeDecibels ?? .nan
     case .talkStart(let time):
-      self.init(
-        kind: .talkStart, time: time, peak: .nan, rms: .nan, envelope: .nan, isTalking: true)
+      self.init(kind: .talkStart, time: time, isTalking: true)
     case .talkEnd(let time):
-      self.init(kind: .talkEnd, time: time, peak: .nan, rms: .nan, envelope: .nan, isTalking: false)
+      self.init(kind: .talkEnd, time: time, isTalking: false)
     case .summary:
-      self.init(kind: .level, time: 0, peak: .nan, rms: .nan, envelope: .nan, isTalking: false)
+      self.init(kind: .level, time: 0, isTalking: false)
     }
   }
 
-  init(kind: Kind, time: Double, peak: Double, rms: Double, envelope: Double, isTalking: Bool) {
+  init(kind: Kind, time: Double, isTalking: Bool) {
     self.kind = kind
     self.time = time
-    self.peak = peak
-    self.rms = rms
-    self.envelope = envelope
     self.isTalking = isTalking
+    peak = .nan
+    rms = .nan
+    envelope = .nan
+    speech = .nan
+    noiseFloor = .nan
+    open = .nan
+    close = .nan
   }
 
   /// The event as the meter reports it.
@@ -48,8 +60,10 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
       return .level(
         LevelReading(
           time: time, peakDecibels: level(peak), rmsDecibels: level(rms),
-          envelopeDecibels: level(envelope),
-          isTalking: isTalking))
+          envelopeDecibels: level(envelope), isTalking: isTalking,
+          talkEvidence: TalkEvidence(
+            speechDecibels: level(speech), noiseFloorDecibels: level(noiseFloor),
+            openDecibels: level(open), closeDecibels: level(close))))
     case .talkStart: return .talkStart(time: time)
     case .talkEnd: return .talkEnd(time: time)
     }

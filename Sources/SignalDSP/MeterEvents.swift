@@ -21,11 +21,14 @@ public struct LevelReading: Sendable, Equatable {
   public var envelopeDecibels: Double?
   /// Whether talk was in progress at the end of the interval.
   public var isTalking: Bool
+  /// The talk detector's level, floor and thresholds at the end of the interval.
+  public var talkEvidence: TalkEvidence
 
   public init(
     time: Double, peakDecibels: Double?, rmsDecibels: Double?, envelopeDecibels: Double?,
-    isTalking: Bool
+    isTalking: Bool, talkEvidence: TalkEvidence = TalkEvidence()
   ) {
+    self.talkEvidence = talkEvidence
     self.time = time
     self.peakDecibels = peakDecibels
     self.rmsDecibels = rmsDecibels

@@ -198,7 +198,7 @@ public final class MeterProcessor {
           time: time, peakDecibels: Self.loudestPeak(intervalLevels),
           rmsDecibels: Self.loudestRMS(intervalLevels).map { $0 + settings.rmsConvention.offset },
           envelopeDecibels: Decibels.fromAmplitude(Double(lastEnvelope)),
-          isTalking: detector.isTalking)))
+          isTalking: detector.isTalking, talkEvidence: detector.evidence)))
     for index in 0..<intervalLevels.count {
       totalLevels[index].merge(intervalLevels[index])
       intervalLevels[index].reset()

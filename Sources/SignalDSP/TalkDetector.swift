@@ -27,6 +27,32 @@ public struct TalkDetectorSettings: Sendable, Equatable {
   public init() {}
 }
 
+/// Why the talk detector decides as it does, at one instant: talk may open
+/// while `speechDecibels` is at or above `openDecibels` and ends after the
+/// hold once it stays below `closeDecibels`. All in dBFS; `nil` while the
+/// detector warms up (and the floor always with absolute thresholds).
+public struct TalkEvidence: Sendable, Equatable {
+  /// The speech-band level with clicks removed (median of 50 ms); with
+  /// absolute thresholds, the speech-band envelope.
+  public var speechDecibels: Double?
+  /// The background the thresholds sit on.
+  public var noiseFloorDecibels: Double?
+  /// The level talk must reach to open.
+  public var openDecibels: Double?
+  /// The level talk must fall under to end.
+  public var closeDecibels: Double?
+
+  public init(
+    speechDecibels: Double? = nil, noiseFloorDecibels: Double? = nil,
+    openDecibels: Double? = nil, closeDecibels: Double? = nil
+  ) {
+    self.speechDecibels = speechDecibels
+    self.noiseFloorDecibels = noiseFloorDecibels
+    self.openDecibels = openDecibels
+    self.closeDecibels = closeDecibels
+  }
+}
+
 /// Talk/silence decisions on a speech-band envelope: a Schmitt trigger
 /// whose thresholds follow a noise-floor tracker (or stay fixed).
 ///
@@ -47,16 +73,20 @@ public struct TalkDetector: Sendable {
   /// The last five frame powers in dB: their median ignores clicks.
   private var recentPowers = SIMD8<Float>(repeating: -140)
   private var recentIndex = 0
-  /// The background level (dBFS, band power) and thresholds of the last frame.
-  public private(set) var backgroundDecibels: Double?
-  public private(set) var openDecibels: Double?
-  public private(set) var closeDecibels: Double?
+  private var hasLevel = false
+  /// The evidence of the last frame: the click-free speech-band level, the
+  /// background it is compared with and the thresholds, in dBFS.
+  public private(set) var evidence = TalkEvidence()
   /// Frames while the filters and the envelope settle: not used for the floor.
   private var warmUpFrames = 3
 
   public init(settings: TalkDetectorSettings, envelopeRate: Double) {
     self.settings = settings
     self.envelopeRate = envelopeRate
+    if settings.isAbsolute {
+      evidence.openDecibels = settings.openThreshold
+      evidence.closeDecibels = settings.closeThreshold
+    }
     frameLength = max(1, Int((envelopeRate * 0.01).rounded()))
     let framesPerSecond = envelopeRate / Double(frameLength)
     let windowCount = max(8, Int(2 * settings.noiseFloorWindow * framesPerSecond))
@@ -140,12 +170,20 @@ public struct TalkDetector: Sendable {
     frameSum = 0
     powerSum = 0
     frameFill = 0
-    guard !settings.isAbsolute else { return }
+    guard !settings.isAbsolute else {
+      evidence.speechDecibels = Decibels.fromAmplitude(Double(mean))
+      return
+    }
     if warmUpFrames > 0 {
       warmUpFrames -= 1
       return
     }
     let decibels = Float(Decibels.fromPower(Double(max(power, 1e-14))) ?? -140)
+    if !hasLevel {
+      // The first frame stands for the four before it, which were never heard.
+      recentPowers = SIMD8(repeating: decibels)
+      hasLevel = true
+    }
     recentPowers[recentIndex] = decibels
     recentIndex = (recentIndex + 1) % 5
     let level = Double(Self.medianOfFive(recentPowers))
@@ -155,9 +193,9 @@ public struct TalkDetector: Sendable {
     // The evidence, on click-free band power.
     let (background, spread) = backgroundAndSpread(distribution, current: level)
     let (openOffset, closeOffset) = offsets(spread: spread)
-    backgroundDecibels = background
-    openDecibels = background + openOffset
-    closeDecibels = background + closeOffset
+    evidence = TalkEvidence(
+      speechDecibels: level, noiseFloorDecibels: background,
+      openDecibels: background + openOffset, closeDecibels: background + closeOffset)
     // The trigger, on the envelope: the same rule above the envelope's own background.
     let (envelopeBackground, envelopeSpread) = backgroundAndSpread(
       envelopeDistribution, current: envelopeLevel)
@@ -174,7 +212,7 @@ public struct TalkDetector: Sendable {
   private func backgroundAndSpread(_ levels: LevelDistribution, current: Double) -> (
     background: Double, spread: Double
   ) {
-    let (lowest, background) = levels.percentiles(0.03, 0.15) ?? (current, current)
+    let (lowest, background) = levels.trackedPercentiles ?? (current, current)
     let floor = settings.minimumFloor
     return (max(floor, background), max(1, max(floor, background) - max(floor, lowest)))
   }

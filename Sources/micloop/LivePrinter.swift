@@ -115,7 +115,13 @@ final class LivePrinter {
   }
 
   private func redraw(_ reading: LevelReading) {
-    StandardOutput.writeRaw("\r\u{1B}[2K" + view.line(for: reading, status: status))
+    var line = view.line(for: reading, status: status)
+    // A line longer than the terminal wraps, and the carriage return would
+    // then redraw only its last row.
+    if let columns = StandardOutput.terminalColumns(), line.count >= columns {
+      line = String(line.prefix(columns - 1))
+    }
+    StandardOutput.writeRaw("\r\u{1B}[2K" + line)
     drewLine = true
   }
 }

@@ -9,10 +9,13 @@ import Testing
       for: .level(
         LevelReading(
           time: 0.1, peakDecibels: -6.0206, rmsDecibels: nil, envelopeDecibels: -8.7,
-          isTalking: true)))
+          isTalking: true,
+          talkEvidence: TalkEvidence(
+            speechDecibels: -20.04, noiseFloorDecibels: nil, openDecibels: -31.5,
+            closeDecibels: -36.25))))
     #expect(
       line
-        == #"{"event":"level","time":0.100,"peak_dbfs":-6.02,"rms_dbfs":null,"envelope_dbfs":-8.70,"talking":true}"#
+        == #"{"event":"level","time":0.100,"peak_dbfs":-6.02,"rms_dbfs":null,"envelope_dbfs":-8.70,"speech_dbfs":-20.04,"noise_floor_dbfs":null,"open_dbfs":-31.50,"close_dbfs":-36.25,"talking":true}"#
     )
     let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
     #expect(object?["event"] as? String == "level")

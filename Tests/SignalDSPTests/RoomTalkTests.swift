@@ -9,18 +9,25 @@ import Testing
 
   /// Talk segments (start, end) the meter reports for `samples`.
   func segments(_ samples: [Float]) -> [(Double, Double)] {
-    let meter = MeterProcessor(
-      sampleRate: Self.rate, channelCount: 1, settings: MeterSettings(), maximumBlock: 4096)
-    var copy = samples
     var result = [(Double, Double)]()
     var start: Double?
-    let emit = { (event: MeterEvent) in
+    for event in events(samples) {
       switch event {
       case .talkStart(let time): start = time
       case .talkEnd(let time): result.append((start ?? 0, time))
       default: break
       }
     }
+    return result
+  }
+
+  /// Every event the meter reports for `samples`.
+  func events(_ samples: [Float]) -> [MeterEvent] {
+    let meter = MeterProcessor(
+      sampleRate: Self.rate, channelCount: 1, settings: MeterSettings(), maximumBlock: 4096)
+    var copy = samples
+    var result = [MeterEvent]()
+    let emit = { (event: MeterEvent) in result.append(event) }
     copy.withUnsafeMutableBufferPointer { buffer in
       var offset = 0
       while offset < buffer.count {
@@ -52,6 +59,24 @@ import Testing
     for _ in 0..<100 { distribution.add(-20) }
     #expect(distribution.percentile(0.01) == -20)
     #expect(distribution.count == 100)
+  }
+
+  @Test func trackedPercentilesEqualAScanAtEveryStep() {
+    var distribution = LevelDistribution(windowCount: 57, tracked: (0.03, 0.15))
+    var random = SplitMix(seed: 3)
+    var level = -50.0
+    for step in 0..<5_000 {
+      // A wandering level with jumps, outliers and clamped extremes.
+      level += Double.random(in: -3...3, using: &random)
+      if step % 400 == 0 { level = Double.random(in: -150...30, using: &random) }
+      distribution.add(step % 37 == 0 ? level + 40 : level)
+      let tracked = distribution.trackedPercentiles
+      let scanned = distribution.percentiles(0.03, 0.15)
+      #expect(
+        tracked?.low == scanned?.low && tracked?.high == scanned?.high,
+        "step \(step): \(String(describing: tracked)) vs \(String(describing: scanned))")
+      if tracked?.low != scanned?.low || tracked?.high != scanned?.high { break }
+    }
   }
 
   @Test func aTrainOfFiveMillisecondClicksNeverOpens() {
@@ -110,6 +135,36 @@ import Testing
       #expect(abs(first.0 - start) <= 0.030, "opened at \(first.0)")
       // The end waits for the bed's next quiet moment below the close threshold.
       #expect(first.1 >= start + 1 - 0.05 && first.1 <= start + 2, "closed at \(first.1)")
+    }
+  }
+
+  @Test func levelReadingsShowWhyTalkOpened() {
+    var samples = bed(10, level: -30, seed: 9)
+    let amplitude = Decibels.amplitude(-20) * 2.0.squareRoot()
+    for index in Int(7 * Self.rate)..<Int(8 * Self.rate) {
+      samples[index] += Float(amplitude * sin(2 * Double.pi * 440 * Double(index) / Self.rate))
+    }
+    var before = [LevelReading]()
+    var during = [LevelReading]()
+    for case .level(let reading) in events(samples) {
+      if reading.time > 5 && reading.time <= 7 { before.append(reading) }
+      if reading.time > 7.2 && reading.time <= 7.9 { during.append(reading) }
+    }
+    for reading in before + during {
+      let evidence = reading.talkEvidence
+      guard let speech = evidence.speechDecibels, let floor = evidence.noiseFloorDecibels,
+        let open = evidence.openDecibels, let close = evidence.closeDecibels
+      else {
+        Issue.record("no evidence at \(reading.time) s")
+        continue
+      }
+      #expect(open - floor >= 7 - 1e-9 && close <= open && close > floor)
+      if reading.time <= 7 {
+        #expect(!reading.isTalking && speech < open, "\(reading.time) s: \(evidence)")
+      } else {
+        #expect(reading.isTalking && speech >= open, "\(reading.time) s: \(evidence)")
+        #expect(abs(speech - (-20)) < 1.5, "the tone's band level: \(speech)")
+      }
     }
   }
 }
