@@ -7,9 +7,20 @@ public enum AudioFileError: Error, Equatable, CustomStringConvertible, Sendable 
   case notAudio(path: String, reason: String)
   case truncated(path: String, expectedFrames: Int64, readFrames: Int64)
   case readFailed(path: String, reason: String)
+  /// The data could not be decoded past `readFrames` frames.
+  case damaged(path: String, readFrames: Int64, reason: String)
   case cannotCreate(path: String, reason: String)
   case writeFailed(path: String, reason: String)
   case unsupportedFormat(path: String, reason: String)
+
+  /// Whether the input's content is at fault (empty, not audio, cut short,
+  /// damaged) rather than the system (missing file, permissions, disk).
+  public var isDataError: Bool {
+    switch self {
+    case .empty, .notAudio, .truncated, .damaged: return true
+    default: return false
+    }
+  }
 
   public var description: String {
     switch self {
@@ -26,6 +37,10 @@ public enum AudioFileError: Error, Equatable, CustomStringConvertible, Sendable 
     case .truncated(let path, let expected, let read):
       return
         "\(path): truncated: the header promises \(expected) frames but only \(read) are present; the results cover the frames present; re-export or repair the file"
+    case .damaged(let path, let frames, let reason):
+      return frames == 0
+        ? "\(path): the audio data is damaged (\(reason)); re-export or repair the file"
+        : "\(path): the audio data is damaged after \(frames) frames (\(reason)); the results cover the frames before it; re-export or repair the file"
     case .readFailed(let path, let reason):
       return "\(path): read failed (\(reason)); check the file and the disk"
     case .cannotCreate(let path, let reason):

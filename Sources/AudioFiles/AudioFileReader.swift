@@ -21,28 +21,47 @@ public final class AudioFileReader {
   /// Frames delivered so far.
   public private(set) var framesRead: Int64 = 0
   private var file: OpaquePointer?
+  /// Why reading stopped before the end, when the data turned out damaged.
+  private var damage: String?
   private let subtype: Int32
   private var shortBuffer = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 0)
 
-  /// Opens `path` for reading; "-" reads a WAV stream from standard input.
+  /// Opens `path` for reading; "-" reads standard input. Standard input,
+  /// pipes and FIFOs stream when they carry a WAV; other formats are
+  /// copied to a temporary file first (they must seek).
   public init(path: String) throws(AudioFileError) {
     self.path = path
     var info = SF_INFO()
     let handle: OpaquePointer?
+    var isStream = path == "-"
     if path == "-" {
-      handle = sf_open_fd(STDIN_FILENO, Int32(SFM_READ), &info, 0)
+      let source = dup(STDIN_FILENO)
+      let readable = try StreamInput.readable(source, path: "standard input")
+      handle = sf_open_fd(readable, Int32(SFM_READ), &info, 1)
     } else {
       var status = stat()
       guard stat(path, &status) == 0 else {
         if errno == ENOENT { throw .notFound(path: path) }
         throw .readFailed(path: path, reason: String(cString: strerror(errno)))
       }
-      if (status.st_mode & S_IFMT) == S_IFDIR { throw .isDirectory(path: path) }
-      if status.st_size == 0 { throw .empty(path: path) }
+      let kind = status.st_mode & S_IFMT
+      if kind == S_IFDIR { throw .isDirectory(path: path) }
       guard access(path, R_OK) == 0 else {
         throw .readFailed(path: path, reason: String(cString: strerror(errno)))
       }
-      handle = sf_open(path, Int32(SFM_READ), &info)
+      if kind == S_IFREG {
+        if status.st_size == 0 { throw .empty(path: path) }
+        handle = sf_open(path, Int32(SFM_READ), &info)
+      } else {
+        // A pipe or FIFO named by a path (`<(cat f.wav)`, /dev/stdin, mkfifo).
+        isStream = true
+        let source = open(path, O_RDONLY)
+        guard source >= 0 else {
+          throw .readFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+        let readable = try StreamInput.readable(source, path: path)
+        handle = sf_open_fd(readable, Int32(SFM_READ), &info, 1)
+      }
     }
     guard let handle else {
       let reason = String(cString: sf_strerror(nil))
@@ -54,7 +73,7 @@ public final class AudioFileReader {
     file = handle
     sampleRate = Double(info.samplerate)
     channelCount = Int(info.channels)
-    let isPipe = path == "-" && (info.frames <= 0 || info.frames == Int64.max)
+    let isPipe = isStream && (info.frames <= 0 || info.frames == Int64.max)
     declaredFrameCount = isPipe ? nil : info.frames
     formatName = Self.describe(format: info.format)
     subtype = info.format & Int32(SF_FORMAT_SUBMASK)
@@ -84,7 +103,13 @@ public final class AudioFileReader {
       got = sf_readf_float(file, buffer, sf_count_t(frameCount))
     }
     if got < 0 || (got == 0 && sf_error(file) != 0) {
-      throw .readFailed(path: displayPath, reason: String(cString: sf_strerror(file)))
+      let reason = Self.shorten(String(cString: sf_strerror(file)))
+      guard framesRead > 0 else { throw .damaged(path: displayPath, readFrames: 0, reason: reason) }
+      // Damaged after good audio: end here; `checkComplete` reports it.
+      damage = reason
+      sf_close(file)
+      self.file = nil
+      return 0
     }
     framesRead += got
     return Int(got)
@@ -131,6 +156,7 @@ public final class AudioFileReader {
   /// Checks, after the last read, that every frame the header promised was
   /// present.
   public func checkComplete() throws(AudioFileError) {
+    if let damage { throw .damaged(path: displayPath, readFrames: framesRead, reason: damage) }
     if framesRead == 0 { throw .empty(path: displayPath) }
     if let declared = declaredFrameCount, declared > framesRead {
       throw .truncated(path: displayPath, expectedFrames: declared, readFrames: framesRead)

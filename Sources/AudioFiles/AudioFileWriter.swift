@@ -40,7 +40,9 @@ public final class AudioFileWriter {
     self.channelCount = channelCount
     let lowered = path.lowercased()
     func has(_ suffix: String) -> Bool { lowered.hasSuffix(suffix) }
-    var container = Int32(SF_FORMAT_WAV)
+    // RF64 that writes itself as a plain WAV while the data fits in 4 GiB:
+    // a long recording goes on past 4 GiB instead of wrapping the size.
+    var container = Int32(SF_FORMAT_RF64)
     var subtype = encoding.libsndfileSubtype
     if has(".flac") {
       container = Int32(SF_FORMAT_FLAC)
@@ -76,7 +78,8 @@ public final class AudioFileWriter {
       throw .cannotCreate(path: path, reason: String(cString: sf_strerror(nil)))
     }
     file = handle
-    if container == Int32(SF_FORMAT_WAV) {
+    if container == Int32(SF_FORMAT_RF64) {
+      sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
       // Keep the header true after every write (valid file at every moment).
       sf_command(handle, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE))
     }

@@ -5,10 +5,12 @@ import Synchronization
   import Glibc
 #endif
 
-/// Set by SIGINT/SIGTERM; live jobs poll it and stop cleanly.
+/// Set by SIGINT, SIGTERM and SIGHUP, and when standard output fails; jobs
+/// poll it and stop cleanly.
 public let interruptRequested = Atomic<Bool>(false)
 
-/// Turns Ctrl-C and SIGTERM into a request to stop (control thread).
+/// Turns Ctrl-C, SIGTERM and SIGHUP (the terminal closed) into a request to
+/// stop (control thread).
 public enum SignalTrap {
   /// Installs the handlers; a second Ctrl-C still ends the process at once.
   public static func install() {
@@ -20,6 +22,6 @@ public enum SignalTrap {
     }
     signal(SIGINT, handler)
     signal(SIGTERM, handler)
-    signal(SIGPIPE, SIG_IGN)
+    signal(SIGHUP, handler)
   }
 }

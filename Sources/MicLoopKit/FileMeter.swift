@@ -14,17 +14,23 @@ public enum FileMeter {
   }
 
   /// Meters every frame of `reader`, calling `emit` for each event in
-  /// stream order (ending with the summary).
+  /// stream order (ending with the summary); `shouldStop`, asked before each
+  /// block, ends it early with the summary of what was read.
   public static func run(
     _ reader: AudioFileReader, settings: MeterSettings, blockFrames: Int = 4096,
-    emit: (MeterEvent) -> Void
+    shouldStop: () -> Bool = { false }, emit: (MeterEvent) -> Void
   ) throws(AudioFileError) -> Outcome {
     let processor = MeterProcessor(
       sampleRate: reader.sampleRate, channelCount: reader.channelCount, settings: settings,
       maximumBlock: blockFrames, screensNonFinite: reader.canHoldNonFiniteSamples)
     let buffer = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * reader.channelCount)
     defer { buffer.deallocate() }
+    var stopped = false
     while true {
+      if shouldStop() {
+        stopped = true
+        break
+      }
       let frames = try reader.read(into: buffer, frameCount: blockFrames)
       if frames == 0 { break }
       processor.process(buffer, frameCount: frames, emit: emit)
@@ -38,7 +44,9 @@ public enum FileMeter {
       emit(event)
     }
     var problem: AudioFileError?
-    do { try reader.checkComplete() } catch { problem = error }
+    if !stopped {
+      do { try reader.checkComplete() } catch { problem = error }
+    }
     return Outcome(summary: summary!, problem: problem)
   }
 }

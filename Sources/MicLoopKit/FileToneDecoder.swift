@@ -15,10 +15,11 @@ public enum FileToneDecoder {
   }
 
   /// Decodes every frame of `reader` (the mix of all channels, or only
-  /// `channel`), calling `emit` for each tone and sequence.
+  /// `channel`), calling `emit` for each tone and sequence;
+  /// `shouldStop`, asked before each block, ends it early.
   public static func run(
     _ reader: AudioFileReader, decoder: ToneDecoder, channel: Int? = nil,
-    blockFrames: Int = 8192, emit: (ToneDecoderEvent) -> Void
+    blockFrames: Int = 8192, shouldStop: () -> Bool = { false }, emit: (ToneDecoderEvent) -> Void
   ) throws(AudioFileError) -> Outcome {
     let channels = reader.channelCount
     let buffer = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * channels)
@@ -26,7 +27,12 @@ public enum FileToneDecoder {
     let mono = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
     defer { mono.deallocate() }
     var invalid = 0
+    var stopped = false
     while true {
+      if shouldStop() {
+        stopped = true
+        break
+      }
       let frames = try reader.read(into: buffer, frameCount: blockFrames)
       if frames == 0 { break }
       invalid += MonoMix.mix(
@@ -38,7 +44,9 @@ public enum FileToneDecoder {
     }
     decoder.finish(emit: emit)
     var problem: AudioFileError?
-    do { try reader.checkComplete() } catch { problem = error }
+    if !stopped {
+      do { try reader.checkComplete() } catch { problem = error }
+    }
     return Outcome(
       duration: Double(reader.framesRead) / reader.sampleRate, invalidSamples: invalid,
       problem: problem)

@@ -44,6 +44,7 @@ public struct LevelAccumulator: Sendable {
     // 0.001 dB; chunks are then added in double precision.
     let chunk = 1024
     while index + 8 <= count {
+      let chunkStart = index
       let chunkEnd = min(count, index + chunk) & ~7
       var squareLanes = SIMD8<Float>(repeating: 0)
       while index < chunkEnd {
@@ -53,13 +54,21 @@ public struct LevelAccumulator: Sendable {
         squareLanes += v * v
         index += 8
       }
-      sumOfSquares += Double(squareLanes.sum())
+      let chunkSum = squareLanes.sum()
+      if chunkSum.isFinite {
+        sumOfSquares += Double(chunkSum)
+      } else {
+        // Samples beyond ±1.8e19 overflow a Float square: add this chunk in Double.
+        for position in chunkStart..<chunkEnd {
+          sumOfSquares += Double(base[position]) * Double(base[position])
+        }
+      }
     }
     var peakValue = peakLanes.max()
     while index < count {
       let v = base[index]
       peakValue = max(peakValue, abs(v))
-      sumOfSquares += Double(v * v)
+      sumOfSquares += Double(v) * Double(v)
       index += 1
     }
     peak = max(peak, peakValue)

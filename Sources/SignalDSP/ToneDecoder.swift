@@ -78,11 +78,11 @@ public final class ToneDecoder {
       needed = (plan.symbols.flatMap(\.frequencies).max() ?? 0) * (1 + settings.frequencyTolerance)
     }
     guard needed < nyquist else {
-      let rate = Int((2 * needed / 1000).rounded(.up) * 1000)
+      let rate = Int(min(1e9, (2 * needed / 1000).rounded(.up) * 1000))
       throw TonePlanError(
         .sampleRateTooLow(required: rate),
         description:
-          "plan \(plan.name) needs a sample rate of at least \(rate) Hz (its tones reach \(Int(needed)) Hz), the input has \(Int(sampleRate)) Hz"
+          "plan \(plan.name) needs a sample rate of at least \(rate) Hz (its tones reach \(Int(min(1e9, needed))) Hz), the input has \(Int(sampleRate)) Hz"
       )
     }
     guard lowest >= 20 else {

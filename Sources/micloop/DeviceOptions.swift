@@ -11,16 +11,17 @@ struct DeviceOptions: ParsableArguments {
   var capture: String?
   @Option(help: "ALSA playback device (overrides --device).")
   var playback: String?
-  @Option(help: "Sample rate in Hz.")
+  @Option(parsing: .unconditional, help: "Sample rate in Hz.")
   var rate = 48_000
-  @Option(help: "Channels.")
+  @Option(parsing: .unconditional, help: "Channels.")
   var channels = 1
   @Option(
+    parsing: .unconditional,
     help:
       "Frames per period (the device may grant another size; default 256, or 1024 when only playing)."
   )
   var period: Int?
-  @Option(help: "Periods per buffer (default 2, or 4 when only playing).")
+  @Option(parsing: .unconditional, help: "Periods per buffer (default 2, or 4 when only playing).")
   var periods: Int?
   @Option(
     help: "Device sample format: s16, s24, s24_3, s32 or float (default: the most precise offered)."

@@ -33,7 +33,7 @@ struct Loopback: ParsableCommand {
   var json = false
   @Option(help: "Save the captured input losslessly to this file (.wav, .flac …).")
   var record: String?
-  @Option(help: "Stop after this long (e.g. 30, 30s, 1500ms).")
+  @Option(parsing: .unconditional, help: "Stop after this long (e.g. 30, 30s, 1500ms).")
   var duration: Seconds?
   @Option(help: "Decode these tone plans while monitoring (e.g. dtmf or dtmf,ccir).")
   var tones: String?
@@ -44,6 +44,7 @@ struct Loopback: ParsableCommand {
     guard gainDecibels.isFinite, gainDecibels <= 40, gainDecibels >= -120 else {
       throw ValidationError("--gain-db must be between -120 and 40")
     }
+    try duration?.require("--duration", atLeast: 0.001)
     if let tones { _ = try TonePlanList.parse(tones) }
   }
 

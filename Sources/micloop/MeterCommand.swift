@@ -6,9 +6,9 @@ import SignalDSP
 
 /// Options of the talk detector, shared by every command that detects talk.
 struct TalkOptions: ParsableArguments {
-  @Option(help: "Envelope attack time (e.g. 5ms).")
+  @Option(parsing: .unconditional, help: "Envelope attack time (e.g. 5ms).")
   var attack = Seconds(TalkDetectorSettings().attackTime)
-  @Option(help: "Envelope release time (e.g. 40ms).")
+  @Option(parsing: .unconditional, help: "Envelope release time (e.g. 40ms).")
   var release = Seconds(TalkDetectorSettings().releaseTime)
   @Option(
     parsing: .unconditional,
@@ -18,7 +18,8 @@ struct TalkOptions: ParsableArguments {
     parsing: .unconditional,
     help: "Talk may end this many dB above the noise floor (dBFS with --absolute).")
   var close = TalkDetectorSettings().closeThreshold
-  @Option(help: "Time the envelope must stay below --close before talk ends.")
+  @Option(
+    parsing: .unconditional, help: "Time the envelope must stay below --close before talk ends.")
   var hold = Seconds(TalkDetectorSettings().holdTime)
   @Flag(help: "Treat --open and --close as absolute dBFS instead of dB above the noise floor.")
   var absolute = false
@@ -30,9 +31,12 @@ struct TalkOptions: ParsableArguments {
   var sensitivity = 0.0
 
   func validate() throws {
-    guard open.isFinite, close.isFinite else {
-      throw ValidationError("--open and --close must be numbers of dB")
+    guard open.isFinite, close.isFinite, abs(open) <= 200, abs(close) <= 200 else {
+      throw ValidationError("--open and --close must be numbers of dB between -200 and 200")
     }
+    try attack.require("--attack", atLeast: 0.0001, atMost: 10)
+    try release.require("--release", atLeast: 0.0001, atMost: 10)
+    try hold.require("--hold", atLeast: 0, atMost: 60)
     guard close <= open else {
       throw ValidationError("--close (\(close)) must not be above --open (\(open)); lower --close")
     }
@@ -73,13 +77,17 @@ struct Meter: ParsableCommand {
   var input: String?
   @OptionGroup(title: "Devices (without --input: meter live from the capture device)") var devices:
     DeviceOptions
-  @Option(help: "Live: stop after this long (e.g. 30, 30s, 1500ms).")
+  @Option(parsing: .unconditional, help: "Live: stop after this long (e.g. 30, 30s, 1500ms).")
   var duration: Seconds?
   @Flag(help: "Print JSON Lines instead of text.")
   var json = false
-  @Option(help: "Time between level readings (default 0.1s; 0.05s for the live terminal meter).")
+  @Option(
+    parsing: .unconditional,
+    help: "Time between level readings (default 0.1s; 0.05s for the live terminal meter).")
   var interval: Seconds?
-  @Option(help: "Meter only this channel (1 = first); default: every channel, report the loudest.")
+  @Option(
+    parsing: .unconditional,
+    help: "Meter only this channel (1 = first); default: every channel, report the loudest.")
   var channel: Int?
   @Flag(help: "Report RMS with the AES17 convention (full-scale sine = 0 dB RMS).")
   var aes17 = false
@@ -102,14 +110,13 @@ struct Meter: ParsableCommand {
   }
 
   func validate() throws {
-    if let interval, interval.value < 0.001 {
-      throw ValidationError("--interval must be at least 1ms")
-    }
+    try interval?.require("--interval", atLeast: 0.001, atMost: 86_400)
+    try duration?.require("--duration", atLeast: 0.001)
     if input != nil && (devices.device != nil || devices.capture != nil) {
       throw ValidationError("use either --input FILE or -D DEVICE, not both")
     }
-    if let channel, channel < 1 {
-      throw ValidationError("--channel counts from 1; use --channel 1 for the first channel")
+    if let channel, !(1...64).contains(channel) {
+      throw ValidationError("--channel counts from 1 to 64; use --channel 1 for the first channel")
     }
   }
 
@@ -122,9 +129,7 @@ struct Meter: ParsableCommand {
       }
     }
     let reader: AudioFileReader
-    do { reader = try AudioFileReader(path: input) } catch {
-      throw CommandFailure(message: error.description)
-    }
+    do { reader = try AudioFileReader(path: input) } catch { throw CommandFailure(error) }
     var settings = MeterSettings()
     settings.interval = interval?.value ?? 0.1
     settings.talk = talk.settings
@@ -136,7 +141,9 @@ struct Meter: ParsableCommand {
     var openStart: Double?
     let outcome: FileMeter.Outcome
     do {
-      outcome = try FileMeter.run(reader, settings: settings) { event in
+      outcome = try FileMeter.run(
+        reader, settings: settings, shouldStop: { interruptRequested.load(ordering: .relaxed) }
+      ) { event in
         if json {
           StandardOutput.write(JSONLines.line(for: event), flush: true)
           return
@@ -152,7 +159,7 @@ struct Meter: ParsableCommand {
         }
       }
     } catch {
-      throw CommandFailure(message: error.description)
+      throw CommandFailure(error)
     }
     if let problem = outcome.problem {
       throw CommandFailure(message: problem.description, status: 65)

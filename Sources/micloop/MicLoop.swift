@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioFiles
 
 /// The root command: only configuration; each job is a subcommand.
 struct MicLoop: ParsableCommand {
@@ -16,4 +17,11 @@ struct CommandFailure: Error {
   var message: String
   /// 1: the job failed (device, file); 65: the input data is damaged.
   var status: Int32 = 1
+}
+
+extension CommandFailure {
+  /// An audio file problem: status 65 when the data is at fault.
+  init(_ error: AudioFileError) {
+    self.init(message: error.description, status: error.isDataError ? 65 : 1)
+  }
 }

@@ -19,9 +19,13 @@ struct Send: ParsableCommand {
   var plan: String
   @Argument(help: "What to send, e.g. 123# (DTMF), 12345 (5-tone), hello (Handshake).")
   var text: String
-  @Option(name: .customLong("tone-ms"), help: "Length of each tone in ms (default: the plan's).")
+  @Option(
+    name: .customLong("tone-ms"), parsing: .unconditional,
+    help: "Length of each tone in ms (default: the plan's).")
   var toneMilliseconds: Double?
-  @Option(name: .customLong("gap-ms"), help: "Pause after each tone in ms (default: the plan's).")
+  @Option(
+    name: .customLong("gap-ms"), parsing: .unconditional,
+    help: "Pause after each tone in ms (default: the plan's).")
   var gapMilliseconds: Double?
   @Option(
     name: .customLong("level-db"), parsing: .unconditional, help: "Peak level of each tone in dBFS."
@@ -45,9 +49,9 @@ struct Send: ParsableCommand {
     }
     let isDualTone = TonePlan.named(plan)?.kind == .dualTone
     let loudest = isDualTone ? -6.03 : 0
-    guard levelDecibels.isFinite, levelDecibels <= loudest else {
+    guard levelDecibels.isFinite, levelDecibels <= loudest, levelDecibels >= -120 else {
       throw ValidationError(
-        "--level-db must be at most \(loudest) dBFS\(isDualTone ? " (two tones sound at once)" : "")"
+        "--level-db must be -120 to \(loudest) dBFS\(isDualTone ? " (two tones sound at once)" : "")"
       )
     }
     if output != nil && (devices.device != nil || devices.playback != nil) {

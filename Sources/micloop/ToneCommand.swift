@@ -20,13 +20,16 @@ struct Tone: ParsableCommand {
       """)
 
   @Option(
-    name: [.customShort("f"), .long], help: "Tone frequency in Hz (repeat for several tones).")
+    name: [.customShort("f"), .long], parsing: .unconditionalSingleValue,
+    help: "Tone frequency in Hz (repeat for several tones).")
   var frequency: [Double] = []
   @Option(
     name: .customLong("level-db"), parsing: .unconditional, help: "Peak level of each tone in dBFS."
   )
   var levelDecibels = -12.0
-  @Option(help: "Length (e.g. 2, 2s, 500ms); on a device, until Ctrl-C without it.")
+  @Option(
+    parsing: .unconditional,
+    help: "Length (e.g. 2, 2s, 500ms); on a device, until Ctrl-C without it.")
   var duration: Seconds?
   @Option(
     name: [.customShort("o"), .long],
@@ -47,8 +50,8 @@ struct Tone: ParsableCommand {
         "--frequency \(value) Hz cannot be played at \(devices.rate) Hz; use 0 < f < \(Int(nyquist)) Hz or raise --rate"
       )
     }
-    guard levelDecibels.isFinite, levelDecibels <= 0 else {
-      throw ValidationError("--level-db must be 0 dBFS or lower, for example --level-db -12")
+    guard levelDecibels.isFinite, levelDecibels <= 0, levelDecibels >= -120 else {
+      throw ValidationError("--level-db must be -120 to 0 dBFS, for example --level-db -12")
     }
     let peak = Double(frequency.count) * Decibels.amplitude(levelDecibels)
     if peak > 1.0001 {
@@ -62,7 +65,7 @@ struct Tone: ParsableCommand {
     if output != nil && (devices.device != nil || devices.playback != nil) {
       throw ValidationError("use either --output FILE or -D DEVICE, not both")
     }
-    if let duration, duration.value <= 0 { throw ValidationError("--duration must be more than 0") }
+    try duration?.require("--duration", atLeast: 0.001)
   }
 
   func run() throws {

@@ -6,26 +6,29 @@ import SignalDSP
 
 /// The decoder's decisions as options, shared by `tones` and `loopback --tones`.
 struct ToneDecisionOptions: ParsableArguments {
-  @Option(help: "Largest frequency error accepted, in percent (DTMF: accept 1.5, reject 3.5).")
+  @Option(
+    parsing: .unconditional,
+    help: "Largest frequency error accepted, in percent (DTMF: accept 1.5, reject 3.5).")
   var tolerance = ToneDetectionSettings().frequencyTolerance * 100
   @Option(
     name: .customLong("min-level-db"), parsing: .unconditional,
     help: "Quietest tone decoded, in dBFS.")
   var minimumLevel = ToneDetectionSettings().minimumLevel
   @Option(
-    name: .customLong("min-ms"),
+    name: .customLong("min-ms"), parsing: .unconditional,
     help:
       "Shortest DTMF or freq: tone reported, in ms (default 31: 23 ms rejected, 40 ms accepted).")
   var minimumMilliseconds: Double?
-  @Option(name: .customLong("min-tones"), help: "Fewest tones in a 5-tone call.")
+  @Option(
+    name: .customLong("min-tones"), parsing: .unconditional, help: "Fewest tones in a 5-tone call.")
   var minimumTones = ToneDetectionSettings().minimumSequenceLength
 
   func validate() throws {
     guard tolerance > 0, tolerance <= 10 else {
       throw ValidationError("--tolerance must be above 0 and at most 10 (percent)")
     }
-    guard minimumLevel.isFinite, minimumLevel < 0 else {
-      throw ValidationError("--min-level-db must be below 0 dBFS, for example -50")
+    guard minimumLevel.isFinite, minimumLevel < 0, minimumLevel >= -150 else {
+      throw ValidationError("--min-level-db must be -150 to 0 dBFS, for example -50")
     }
     if let minimumMilliseconds, !(minimumMilliseconds >= 5 && minimumMilliseconds <= 10_000) {
       throw ValidationError("--min-ms must be 5 to 10000")
@@ -63,6 +66,13 @@ enum TonePlanList {
     }
     var plans = [TonePlan]()
     for name in names {
+      if name.lowercased().hasPrefix("freq:") {
+        for value in name.dropFirst(5).split(separator: ",") {
+          if let hertz = Double(value), !(hertz >= 20 && hertz <= 100_000) {
+            throw ValidationError("freq: tones must be 20 to 100000 Hz, not \(value)")
+          }
+        }
+      }
       guard let plan = TonePlan.named(name) else {
         throw ValidationError("unknown plan '\(name)'; use one of \(TonePlan.names)")
       }

@@ -24,11 +24,13 @@ struct Tones: ParsableCommand {
   var input: String?
   @OptionGroup(title: "Devices (without --input: decode live from the capture device)")
   var devices: DeviceOptions
-  @Option(help: "Live: stop after this long (e.g. 30, 30s, 1500ms).")
+  @Option(parsing: .unconditional, help: "Live: stop after this long (e.g. 30, 30s, 1500ms).")
   var duration: Seconds?
   @Flag(help: "Print JSON Lines instead of text.")
   var json = false
-  @Option(help: "Decode only this channel (1 = first); default: the mix of all channels.")
+  @Option(
+    parsing: .unconditional,
+    help: "Decode only this channel (1 = first); default: the mix of all channels.")
   var channel: Int?
   @OptionGroup(title: "Decisions") var decisions: ToneDecisionOptions
 
@@ -37,9 +39,10 @@ struct Tones: ParsableCommand {
     if input != nil && (devices.device != nil || devices.capture != nil) {
       throw ValidationError("use either --input FILE or -D DEVICE, not both")
     }
-    if let channel, channel < 1 {
-      throw ValidationError("--channel counts from 1; use --channel 1 for the first channel")
+    if let channel, !(1...64).contains(channel) {
+      throw ValidationError("--channel counts from 1 to 64; use --channel 1 for the first channel")
     }
+    try duration?.require("--duration", atLeast: 0.001)
   }
 
   func run() throws {
@@ -62,9 +65,7 @@ struct Tones: ParsableCommand {
       return
     }
     let reader: AudioFileReader
-    do { reader = try AudioFileReader(path: input) } catch {
-      throw CommandFailure(message: error.description)
-    }
+    do { reader = try AudioFileReader(path: input) } catch { throw CommandFailure(error) }
     let fileChannel = try ChannelChoice.index(
       channel, in: input, channelCount: reader.channelCount)
     let decoder: ToneDecoder
@@ -77,13 +78,15 @@ struct Tones: ParsableCommand {
     let tally = LiveTones(plans: plans, settings: decisions.settings, printsSummary: true)
     let outcome: FileToneDecoder.Outcome
     do {
-      outcome = try FileToneDecoder.run(reader, decoder: decoder, channel: fileChannel) {
-        event in
+      outcome = try FileToneDecoder.run(
+        reader, decoder: decoder, channel: fileChannel,
+        shouldStop: { interruptRequested.load(ordering: .relaxed) }
+      ) { event in
         tally.count(event)
         StandardOutput.write(json ? ToneEventFormat.json(event) : ToneEventFormat.text(event))
       }
     } catch {
-      throw CommandFailure(message: error.description)
+      throw CommandFailure(error)
     }
     StandardOutput.write(
       json

@@ -10,6 +10,7 @@ import MicLoopKit
 /// Parses the command line, runs the subcommand and turns every failure into
 /// one line on standard error with a non-zero exit status.
 func runMicLoop() -> Never {
+  StandardOutput.guardStandardDescriptors()
   var command: ParsableCommand
   do {
     command = try MicLoop.parseAsRoot()
@@ -18,7 +19,7 @@ func runMicLoop() -> Never {
     if code == .success {
       // --help, help SUBCOMMAND, --version.
       StandardOutput.write(MicLoop.fullMessage(for: error), flush: true)
-      exit(0)
+      exitAfterOutput(0)
     }
     let message =
       MicLoop.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
@@ -27,7 +28,7 @@ func runMicLoop() -> Never {
   }
   do {
     try command.run()
-    exit(0)
+    exitAfterOutput(0)
   } catch let failure as CommandFailure {
     StandardOutput.flush()
     StandardOutput.writeError("micloop: error: \(failure.message)")
@@ -36,12 +37,24 @@ func runMicLoop() -> Never {
     let code = MicLoop.exitCode(for: error)
     if code == .success {
       StandardOutput.write(MicLoop.fullMessage(for: error), flush: true)
-      exit(0)
+      exitAfterOutput(0)
     }
     StandardOutput.flush()
     StandardOutput.writeError("micloop: error: \(error)")
     exit(code.rawValue == 0 ? 1 : code.rawValue)
   }
+}
+
+/// Exits with `status` once standard output has taken everything, or
+/// reports in one line why it did not: a job whose output was lost has failed.
+func exitAfterOutput(_ status: Int32) -> Never {
+  StandardOutput.flush()
+  if let message = StandardOutput.failureMessage {
+    StandardOutput.writeError("micloop: error: \(message)")
+    exit(1)
+  }
+  // The reader went away (`| head`): end as a process killed by SIGPIPE would.
+  exit(StandardOutput.readerIsGone ? 128 + SIGPIPE : status)
 }
 
 runMicLoop()

@@ -46,4 +46,15 @@ import Testing
     [0.1, -0.5, 0.2].map(Float.init).withUnsafeBufferPointer { levels.accumulate($0) }
     #expect(levels.peak == 0.5)
   }
+
+  @Test func samplesNearFloatMaximumKeepAFiniteRMS() {
+    // A float file may hold any finite value; squares beyond 1.8e19 overflow a Float.
+    var levels = LevelAccumulator()
+    let huge = [Float](repeating: 3.4e38, count: 2_000) + [-3.4e38, 3.4e38, 1]
+    huge.withUnsafeBufferPointer { levels.accumulate($0) }
+    let peak = try! #require(levels.peakDecibels)
+    let rms = try! #require(levels.rmsDecibels)
+    #expect(abs(peak - 770.63) < 0.01)
+    #expect(abs(rms - peak) < 0.01, "a constant reads its peak as RMS: \(rms) vs \(peak)")
+  }
 }
