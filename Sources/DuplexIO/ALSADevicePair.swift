@@ -17,6 +17,10 @@ public final class ALSADevicePair: DuplexBackend {
   private var playbackDescriptorCount = 0
   private var silence = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
   private var periodFrames = 0
+  /// When the stream started and how many periods the loop has waited for:
+  /// a device with no clock of its own (`null`) is paced to real time.
+  private var startTime: UInt64 = 0
+  private var periodsWaited: UInt64 = 0
 
   public init() {}
 
@@ -94,6 +98,8 @@ public final class ALSADevicePair: DuplexBackend {
       let written = playback.write(silence, frames: frames)
       if written < 0 { return ioResult(written) }
     }
+    startTime = MonotonicClock.now()
+    periodsWaited = 0
     if let playback, !isLinked, !playback.isRunning {
       return ioResult(Int(playback.start()))
     }
@@ -101,12 +107,38 @@ public final class ALSADevicePair: DuplexBackend {
   }
 
   public func waitForPeriod() -> IOResult {
+    var result = IOResult.ready
     if let capture {
-      return ioResult(
+      result = ioResult(
         Int(waitFor(capture, first: 0, count: captureDescriptorCount, events: Int16(POLLIN))))
+    } else if playback == nil {
+      return .failed(ENODEV)
     }
     // Output only: the blocking write paces the loop.
-    return playback == nil ? .failed(ENODEV) : .ready
+    if case .ready = result { return keepToRealTime() }
+    return result
+  }
+
+  /// Waits while the stream runs ahead of real time by more than its buffer
+  /// and a fifth of a second — what a device with a clock never does, and
+  /// what one without (`null`, a file plugin) does at every period.
+  private func keepToRealTime() -> IOResult {
+    guard let device = capture ?? playback, device.sampleRate > 0 else { return .ready }
+    periodsWaited += 1
+    let streamNanos =
+      periodsWaited * UInt64(periodFrames) * 1_000_000_000 / UInt64(device.sampleRate)
+    let leadNanos =
+      UInt64(device.bufferFrames) * 1_000_000_000 / UInt64(device.sampleRate) + 200_000_000
+    let now = MonotonicClock.now()
+    guard startTime + streamNanos > now + leadNanos else { return .ready }
+    let sleep = startTime + streamNanos - leadNanos - now
+    var wake = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+    if poll(&wake, 1, Int32(min(1_000, sleep / 1_000_000 + 1))) > 0 {
+      var value: UInt64 = 0
+      _ = Glibc.read(wakeDescriptor, &value, 8)
+      return .woken
+    }
+    return .ready
   }
 
   /// Polls a stream for any progress (up to one period's time), or the wake-up.

@@ -11,6 +11,9 @@ extension DuplexError {
     -> DuplexError
   {
     let errno = abs(code)
+    // The steps that set a device up, as PCMDevice names them.
+    let isSetUp =
+      operation.hasSuffix(" of") || operation.hasPrefix("set ") || operation == "prepare"
     let kind: Kind
     switch (operation, errno) {
     case ("open", ENOENT), ("open", ENODEV), ("open", ENXIO): kind = .unknownDevice
@@ -21,6 +24,8 @@ extension DuplexError {
     case ("set format", _): kind = .formatUnavailable
     case (_, ENODEV), (_, EBADFD), (_, ENOTCONN), (_, ECONNRESET), (_, EPIPE):
       kind = .deviceLost
+    // A server's plugin answers EIO when it has no source or sink of that name.
+    case (_, EIO) where isSetUp: kind = .setUpRefused
     case (_, EIO) where operation != "open": kind = .deviceLost
     default: kind = .failed
     }

@@ -25,6 +25,9 @@ public struct DuplexError: Error, Sendable, Equatable, CustomStringConvertible {
     case serverUnreachable
     /// The device or its server went away while running.
     case deviceLost
+    /// The device opened but refused to be set up (a sound server with no
+    /// source or sink of that name does this).
+    case setUpRefused
     /// The audio thread could not be created.
     case threadUnavailable
     /// Anything else.
@@ -71,6 +74,9 @@ public struct DuplexError: Error, Sendable, Equatable, CustomStringConvertible {
     case .serverUnreachable:
       return "the sound server behind '\(device)' is not reachable during \(operation) (\(reason))"
     case .deviceLost: return "audio device '\(device)' went away during \(operation) (\(reason))"
+    case .setUpRefused:
+      return
+        "audio device '\(device)' could not be set up: \(operation) '\(device)' failed (\(reason)); a sound server may have no source or sink of that name"
     case .threadUnavailable: return "cannot start the audio thread (\(reason))"
     case .failed: return "\(operation) \(subject) failed (\(reason))"
     }

@@ -22,6 +22,9 @@ extension DuplexError {
     case .serverUnreachable:
       return description + "; start the sound server (or check XDG_RUNTIME_DIR) and try again"
     case .deviceLost: return description + "; check the device or sound server and start again"
+    case .setUpRefused:
+      return description
+        + "; list devices with 'micloop devices' (and a server's sources and sinks with 'pactl list short sources')"
     case .threadUnavailable: return description + "; the system is out of threads or memory"
     case .failed: return description
     }

@@ -17,6 +17,10 @@ import Testing
       DuplexError.alsa(operation: "set rate", device: "hw:1,0", code: -EINVAL).kind
         == .rateUnavailable)
     #expect(DuplexError.alsa(operation: "capture", device: "pulse", code: -EIO).kind == .deviceLost)
+    // Refused while being set up: a server without that source, not a device gone.
+    #expect(
+      DuplexError.alsa(operation: "apply the hardware parameters of", device: "pulse:x", code: -EIO)
+        .kind == .setUpRefused)
     #expect(
       DuplexError.alsa(operation: "open", device: "pulse", code: -ECONNREFUSED).kind
         == .serverUnreachable)

@@ -151,6 +151,17 @@ import Testing
     #expect(summary.contains(#""event":"summary""#) && summary.contains(#""peak_dbfs":-6.02"#))
   }
 
+  @Test func aDeviceWithoutAClockIsPacedToRealTime() throws {
+    // ALSA's null device takes and gives samples at once; a job on it must
+    // still last as long as the audio it claims.
+    let started = Date()
+    let result = try MicLoopBinary.run(["loopback", "-D", "null", "--duration", "1.5"])
+    let elapsed = Date().timeIntervalSince(started)
+    #expect(result.status == 0, "\(result.errorOutput)")
+    #expect(result.output.contains("Ran 1.5"), "\(result.output)")
+    #expect(elapsed >= 1.0, "ran \(elapsed) s for 1.5 s of audio")
+  }
+
   @Test func controlCharactersInNamesStayOnOneLine() throws {
     let result = try MicLoopBinary.run(["meter", "--input", file("two\nlines.wav")])
     #expect(result.status == 1 && result.errorLines.count == 1, "\(result.errorOutput)")

@@ -170,6 +170,12 @@ import Testing
     #expect(rate.status == 1)
     #expect(rate.errorLines.count == 1)
     #expect(rate.errorOutput.contains("705600 Hz"))
+    // A server device the server has no source for.
+    let missing = try devices.micloop(["meter", "--capture", "pulse:nosuch", "--duration", "1"])
+    #expect(missing.status == 1)
+    #expect(missing.errorLines.count == 1)
+    #expect(
+      missing.errorOutput.contains("no source or sink of that name"), "\(missing.errorOutput)")
   }
 
   /// A tone on the virtual microphone keeps its source busy (an idle source
@@ -198,7 +204,8 @@ import Testing
     return false
   }
 
-  @Test func ctrlCEndsCleanlyAndKeepsTheRecording() throws {
+  @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
+  func aStopSignalEndsCleanlyAndKeepsTheRecording(_ signal: Int32) throws {
     let devices = try VirtualDevices()
     let player = try playTone(devices)
     defer { player.signal(SIGTERM) }
@@ -209,9 +216,10 @@ import Testing
       recording,
     ])
     #expect(waitForRecording(recording, moreThan: 48_000))
-    loop.signal(SIGINT)
+    loop.signal(signal)
     let result = loop.result()
     #expect(result.status == 0, "\(result.errorOutput)")
+    #expect(result.output.contains("Ran "), "the summary: \(result.output)")
     let reader = try AudioFileReader(path: recording)
     #expect(reader.declaredFrameCount.map { $0 > 48_000 } == true)
   }
