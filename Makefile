@@ -4,10 +4,10 @@ SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 PREFIX ?= /usr/local
 DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox libsox-fmt-all espeak-ng \
-	multimon-ng libspandsp-dev gcc python3 python3-numpy hyperfine time
+	multimon-ng libspandsp-dev gcc libstdc++-12-dev python3 python3-numpy hyperfine time
 RELEASE_BIN := .build/release/micloop
 
-.PHONY: setup build debug test unit-test consumer-check talk-eval room-eval talkoff-eval bench demo docs manual format install clean
+.PHONY: setup build debug test unit-test consumer-check talk-eval room-eval talkoff-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -26,7 +26,7 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test consumer-check talk-eval room-eval talkoff-eval
+test: build unit-test consumer-check talk-eval room-eval talkoff-eval fuzz-check
 
 # The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup
@@ -48,6 +48,14 @@ room-eval: build
 ## talkoff-eval: ten minutes of speech must decode as no tone in any plan
 talkoff-eval: build
 	python3 Scripts/talkoff_eval.py --micloop $(RELEASE_BIN) --check
+
+## fuzz-check: a minute of libFuzzer on each parser of untrusted input (audio files, tone plans, the command line)
+fuzz-check: setup
+	SWIFT=$(SWIFT) bash Scripts/fuzz.sh 60
+
+## fuzz: ten minutes on each fuzz target
+fuzz: setup
+	SWIFT=$(SWIFT) bash Scripts/fuzz.sh 600
 
 ## demo: micloop loopback --meter live on virtual devices (no sound card needed)
 demo: build

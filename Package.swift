@@ -10,6 +10,8 @@ let package = Package(
     .library(name: "SignalDSP", targets: ["SignalDSP"]),
     .library(name: "AudioFiles", targets: ["AudioFiles"]),
     .library(name: "MicLoopKit", targets: ["MicLoopKit"]),
+    // The command line itself, for checking arguments without running them.
+    .library(name: "MicLoopCLI", targets: ["MicLoopCLI"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -28,12 +30,13 @@ let package = Package(
     .target(name: "AudioFiles", dependencies: ["CSndFile"]),
     .target(name: "MicLoopKit", dependencies: ["DuplexIO", "SignalDSP", "AudioFiles"]),
     .target(name: "Console", dependencies: ["SignalDSP", "AudioFiles"]),
-    .executableTarget(
-      name: "micloop",
+    .target(
+      name: "MicLoopCLI",
       dependencies: [
         "MicLoopKit", "DuplexIO", "SignalDSP", "AudioFiles", "Console",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
+    .executableTarget(name: "micloop", dependencies: ["MicLoopCLI"]),
     .executableTarget(
       name: "Passthrough", dependencies: ["DuplexIO"], path: "Examples/Passthrough"),
     .executableTarget(
@@ -57,6 +60,7 @@ let package = Package(
         "AllocationCounter", "TestSupport",
       ]),
     .testTarget(name: "ConsoleTests", dependencies: ["Console", "SignalDSP"]),
-    .testTarget(name: "MicLoopCLITests", dependencies: ["MicLoopKit", "AudioFiles", "SignalDSP"]),
+    .testTarget(
+      name: "MicLoopCLITests", dependencies: ["MicLoopCLI", "MicLoopKit", "AudioFiles", "SignalDSP"]),
   ]
 )

@@ -24,7 +24,8 @@ public final class AudioFileReader {
   /// Why reading stopped before the end, when the data turned out damaged.
   private var damage: String?
   private let subtype: Int32
-  private var shortBuffer = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 0)
+  /// Grown on the first 16-bit read (nothing is allocated before `init` succeeds).
+  private var shortBuffer = UnsafeMutableBufferPointer<Int16>(start: nil, count: 0)
 
   /// Opens `path` for reading; "-" reads standard input. Standard input,
   /// pipes and FIFOs stream when they carry a WAV; other formats are
@@ -86,7 +87,7 @@ public final class AudioFileReader {
 
   deinit {
     if let file { sf_close(file) }
-    shortBuffer.deallocate()
+    if shortBuffer.baseAddress != nil { shortBuffer.deallocate() }
   }
 
   /// Reads up to `frameCount` frames into `buffer` (interleaved, at least
@@ -124,7 +125,7 @@ public final class AudioFileReader {
   {
     let sampleCount = frameCount * channelCount
     if shortBuffer.count < sampleCount {
-      shortBuffer.deallocate()
+      if shortBuffer.baseAddress != nil { shortBuffer.deallocate() }
       shortBuffer = .allocate(capacity: sampleCount)
     }
     let raw = shortBuffer.baseAddress!

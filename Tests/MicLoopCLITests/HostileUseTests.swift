@@ -1,5 +1,6 @@
 import AudioFiles
 import Foundation
+import MicLoopCLI
 import Testing
 
 /// What a hostile or careless user does: absurd numbers, closed or full
@@ -73,6 +74,14 @@ import Testing
         result.errorOutput.contains(item.mentions), "\(item.arguments): \(result.errorOutput)")
     }
     #expect(!FileManager.default.fileExists(atPath: output))
+  }
+
+  @Test func commandLinesAreCheckedWithoutRunning() {
+    #expect(commandLineProblem(["meter", "--input", "x.wav", "--interval", "0.05"]) == nil)
+    #expect(commandLineProblem(["tone", "-f", "1000", "--duration", "2"]) == nil)
+    let problem = commandLineProblem(["meter", "--interval", "0"])
+    #expect(problem?.contains("--interval") == true, "\(problem ?? "nil")")
+    #expect(commandLineProblem(["send", "--plan", "dtmf", "--tone-ms", "nan", "1"]) != nil)
   }
 
   @Test func aClosedStandardOutputIsReportedAndFilesStillWritten() throws {

@@ -87,8 +87,8 @@ import Testing
     let cases: [(arguments: [String], mentions: String, status: Int32)] = [
       (["tones", "--plan", "morse", "--input", narrow], "unknown plan 'morse'", 64),
       (["tones", "--plan", "handshake", "--input", narrow], "at least", 1),
-      (["tones", "--plan", "dtmf", "--input", text], "not an audio file", 1),
-      (["tones", "--plan", "dtmf", "--input", empty], "empty", 1),
+      (["tones", "--plan", "dtmf", "--input", text], "not an audio file", 65),
+      (["tones", "--plan", "dtmf", "--input", empty], "empty", 65),
       (["tones", "--plan", "dtmf", "--input", file("missing.wav")], "no such file", 1),
       (["tones", "--plan", "dtmf", "--input", nan], "NaN", 65),
       (["tones", "--plan", "dtmf", "--input", narrow, "--channel", "2"], "--channel 2", 1),

@@ -1,0 +1,71 @@
+import ArgumentParser
+import AudioFiles
+import Console
+import MicLoopKit
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Parses the command line, runs the subcommand and turns every failure into
+/// one line on standard error with a non-zero exit status. Main thread.
+public func runMicLoop() -> Never {
+  StandardOutput.guardStandardDescriptors()
+  var command: ParsableCommand
+  do {
+    command = try MicLoop.parseAsRoot()
+  } catch {
+    let code = MicLoop.exitCode(for: error)
+    if code == .success {
+      // --help, help SUBCOMMAND, --version.
+      StandardOutput.write(MicLoop.fullMessage(for: error), flush: true)
+      exitAfterOutput(0)
+    }
+    let message =
+      MicLoop.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+    StandardOutput.writeError("micloop: error: \(message) (see 'micloop help')")
+    exit(code.rawValue)
+  }
+  do {
+    try command.run()
+    exitAfterOutput(0)
+  } catch let failure as CommandFailure {
+    StandardOutput.flush()
+    StandardOutput.writeError("micloop: error: \(failure.message)")
+    exit(failure.status)
+  } catch {
+    let code = MicLoop.exitCode(for: error)
+    if code == .success {
+      StandardOutput.write(MicLoop.fullMessage(for: error), flush: true)
+      exitAfterOutput(0)
+    }
+    StandardOutput.flush()
+    StandardOutput.writeError("micloop: error: \(error)")
+    exit(code.rawValue == 0 ? 1 : code.rawValue)
+  }
+}
+
+/// Exits with `status` once standard output has taken everything, or
+/// reports in one line why it did not: a job whose output was lost has failed.
+func exitAfterOutput(_ status: Int32) -> Never {
+  StandardOutput.flush()
+  if let message = StandardOutput.failureMessage {
+    StandardOutput.writeError("micloop: error: \(message)")
+    exit(1)
+  }
+  // The reader went away (`| head`): end as a process killed by SIGPIPE would.
+  exit(StandardOutput.readerIsGone ? 128 + SIGPIPE : status)
+}
+
+/// Checks a command line as `micloop` would before running it: parsing and
+/// every option's validation, nothing opened or run. Returns the one-line
+/// error micloop would print, or `nil` when it would run. Any thread.
+public func commandLineProblem(_ arguments: [String]) -> String? {
+  do {
+    _ = try MicLoop.parseAsRoot(arguments)
+    return nil
+  } catch {
+    if MicLoop.exitCode(for: error) == .success { return nil }
+    return MicLoop.message(for: error)
+  }
+}
