@@ -30,14 +30,22 @@ public final class AudioFileReader {
   /// Opens `path` for reading; "-" reads standard input. Standard input,
   /// pipes and FIFOs stream when they carry a WAV; other formats are
   /// copied to a temporary file first (they must seek).
-  public init(path: String) throws(AudioFileError) {
+  /// - Parameter raw: the layout of headerless PCM; `nil` for a file with
+  ///   a header. Raw input always streams, from a pipe or a file.
+  public init(path: String, raw: RawPCMFormat? = nil) throws(AudioFileError) {
     self.path = path
     var info = SF_INFO()
+    if let raw {
+      info.samplerate = Int32(raw.sampleRate)
+      info.channels = Int32(raw.channelCount)
+      info.format = Int32(SF_FORMAT_RAW) | raw.encoding.libsndfileSubtype | Int32(SF_ENDIAN_LITTLE)
+    }
     let handle: OpaquePointer?
     var isStream = path == "-"
     if path == "-" {
       let source = dup(STDIN_FILENO)
-      let readable = try StreamInput.readable(source, path: "standard input")
+      // Raw PCM has no container to look into: libsndfile streams it as it is.
+      let readable = raw != nil ? source : try StreamInput.readable(source, path: "standard input")
       handle = sf_open_fd(readable, Int32(SFM_READ), &info, 1)
     } else {
       var status = stat()
@@ -50,12 +58,12 @@ public final class AudioFileReader {
       guard access(path, R_OK) == 0 else {
         throw .readFailed(path: path, reason: String(cString: strerror(errno)))
       }
-      if kind == S_IFREG {
-        if status.st_size == 0 { throw .empty(path: path) }
+      isStream = kind != S_IFREG
+      if kind == S_IFREG || raw != nil {
+        if kind == S_IFREG && status.st_size == 0 { throw .empty(path: path) }
         handle = sf_open(path, Int32(SFM_READ), &info)
       } else {
         // A pipe or FIFO named by a path (`<(cat f.wav)`, /dev/stdin, mkfifo).
-        isStream = true
         let source = open(path, O_RDONLY)
         guard source >= 0 else {
           throw .readFailed(path: path, reason: String(cString: strerror(errno)))
@@ -74,7 +82,9 @@ public final class AudioFileReader {
     file = handle
     sampleRate = Double(info.samplerate)
     channelCount = Int(info.channels)
-    let isPipe = isStream && (info.frames <= 0 || info.frames == Int64.max)
+    // A stream's length is unknown (libsndfile reports 0, the maximum, or
+    // for raw PCM the maximum divided by the frame size).
+    let isPipe = isStream && (raw != nil || info.frames <= 0 || info.frames == Int64.max)
     declaredFrameCount = isPipe ? nil : info.frames
     formatName = Self.describe(format: info.format)
     subtype = info.format & Int32(SF_FORMAT_SUBMASK)

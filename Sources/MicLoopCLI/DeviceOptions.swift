@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioFiles
 import DuplexIO
 
 /// ALSA device options, as aplay/arecord spell them.
@@ -11,8 +12,11 @@ struct DeviceOptions: ParsableArguments {
   var capture: String?
   @Option(help: "ALSA playback device (overrides --device).")
   var playback: String?
-  @Option(parsing: .unconditional, help: "Sample rate in Hz.")
-  var rate = 48_000
+  @Option(
+    name: .customLong("rate"), parsing: .unconditional, help: "Sample rate in Hz (default 48000).")
+  var rateOption: Int?
+  /// The rate asked for, 48000 Hz unless `--rate` says otherwise.
+  var rate: Int { rateOption ?? 48_000 }
   @Option(parsing: .unconditional, help: "Channels.")
   var channels = 1
   @Option(
@@ -67,6 +71,26 @@ struct DeviceOptions: ParsableArguments {
     configuration.alsa.format = format
     configuration.alsa.locksMemory = lockMemory
     return configuration
+  }
+
+  /// The layout of a headerless input, from `--rate` (required: nothing in
+  /// the data says it), `--channels` (1) and `--format` (s16).
+  func rawFormat() throws -> RawPCMFormat {
+    guard rateOption != nil else {
+      throw ValidationError(
+        "--raw needs --rate: the sample rate of the raw samples, for example --rate 22050")
+    }
+    let encoding: AudioFileEncoding
+    switch format {
+    case nil, .s16: encoding = .pcm16
+    case .s24Packed: encoding = .pcm24
+    case .s32: encoding = .pcm32
+    case .float: encoding = .float
+    case .s24:
+      throw ValidationError(
+        "--format s24 (24 bits in 4 bytes) cannot be read raw; use s24_3 (3 bytes) or s32")
+    }
+    return RawPCMFormat(sampleRate: rate, channelCount: channels, encoding: encoding)
   }
 }
 

@@ -20,8 +20,15 @@ struct Tones: ParsableCommand {
   var plan: String
   @Option(
     name: [.short, .long],
-    help: "Audio file to decode (WAV, FLAC, OGG …); - reads a WAV from stdin.")
+    help:
+      "Audio file to decode (WAV, FLAC, OGG …); - reads standard input (any format; headerless PCM with --raw)."
+  )
   var input: String?
+  @Flag(
+    help:
+      "The input is headerless little-endian PCM, as rtl_fm writes: give --rate; --channels and --format default to 1 and s16."
+  )
+  var raw = false
   @OptionGroup(title: "Devices (without --input: decode live from the capture device)")
   var devices: DeviceOptions
   @Option(parsing: .unconditional, help: "Live: stop after this long (e.g. 30, 30s, 1500ms).")
@@ -38,6 +45,12 @@ struct Tones: ParsableCommand {
     _ = try TonePlanList.parse(plan)
     if input != nil && (devices.device != nil || devices.capture != nil) {
       throw ValidationError("use either --input FILE or -D DEVICE, not both")
+    }
+    if raw {
+      guard input != nil else {
+        throw ValidationError("--raw describes an input: add --input FILE, or --input - for a pipe")
+      }
+      _ = try devices.rawFormat()
     }
     if let channel, !(1...64).contains(channel) {
       throw ValidationError("--channel counts from 1 to 64; use --channel 1 for the first channel")
@@ -65,7 +78,11 @@ struct Tones: ParsableCommand {
       return
     }
     let reader: AudioFileReader
-    do { reader = try AudioFileReader(path: input) } catch { throw CommandFailure(error) }
+    var rawFormat: RawPCMFormat?
+    if raw { rawFormat = try devices.rawFormat() }
+    do { reader = try AudioFileReader(path: input, raw: rawFormat) } catch {
+      throw CommandFailure(error)
+    }
     let fileChannel = try ChannelChoice.index(
       channel, in: input, channelCount: reader.channelCount)
     let decoder: ToneDecoder

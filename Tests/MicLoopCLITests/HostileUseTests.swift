@@ -20,20 +20,8 @@ import Testing
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
-  /// Runs `script` in sh with $M set to the micloop binary.
   func shell(_ script: String) throws -> MicLoopBinary.Result {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", script]
-    process.environment = ProcessInfo.processInfo.environment.merging(
-      ["M": MicLoopBinary.path, "DIR": directory.path]) { $1 }
-    let output = Pipe()
-    let error = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    return MicLoopBinary.collect(process, output: output, error: error)
+    try MicLoopBinary.script(script, directory: directory)
   }
 
   @Test func absurdNumbersAreRefusedInOneLine() throws {

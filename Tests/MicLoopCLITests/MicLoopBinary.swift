@@ -46,6 +46,23 @@ struct MicLoopBinary {
     return collect(process, output: output, error: error)
   }
 
+  /// Runs `script` in sh with $M set to the micloop binary and $DIR to
+  /// `directory`, and gathers what it printed.
+  static func script(_ script: String, directory: URL) throws -> Result {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", script]
+    process.environment = ProcessInfo.processInfo.environment.merging(
+      ["M": path, "DIR": directory.path]) { $1 }
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    return collect(process, output: output, error: error)
+  }
+
   /// Waits for a started process and gathers what it printed.
   static func collect(_ process: Process, output: Pipe, error: Pipe) -> Result {
     // Read both pipes while the process runs so neither can fill up.
