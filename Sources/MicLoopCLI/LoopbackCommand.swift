@@ -67,7 +67,7 @@ struct Loopback: ParsableCommand {
       duration: duration?.value, json: json, showsMeter: meter || json, acceptsKeys: true,
       tones: try tones.map {
         LiveTones(
-          plans: try TonePlanList.parse($0), settings: decisions.settings, printsSummary: false)
+          plans: try TonePlanList.parse($0), decisions: decisions, printsSummary: false)
       })
   }
 }
@@ -144,18 +144,15 @@ enum LiveRunner {
         onEvent: { event in if showsMeter { printer.show(event) } },
         onInput: { samples in
           decoder?.process(samples) { event in
-            tones?.count(event)
-            printer.show(event)
+            tones?.admit(event) { printer.show($0) }
           }
         },
         onXrun: { bus, time in printer.xrun(bus, time: time) })
     } catch {
       throw CommandFailure(message: error.commandLineMessage)
     }
-    decoder?.finish { event in
-      tones?.count(event)
-      printer.show(event)
-    }
+    decoder?.finish { event in tones?.admit(event) { printer.show($0) } }
+    tones?.finish { printer.show($0) }
     printer.endLine()
     if let tones, tones.printsSummary {
       if json {

@@ -22,8 +22,15 @@ struct ToneDecisionOptions: ParsableArguments {
   @Option(
     name: .customLong("min-tones"), parsing: .unconditional, help: "Fewest tones in a 5-tone call.")
   var minimumTones = ToneDetectionSettings().minimumSequenceLength
+  @Option(
+    name: .customLong("repeat-window"), parsing: .unconditional,
+    help:
+      "Report a call identical to one that ended this long before it only once (0 reports every repeat)."
+  )
+  var repeatWindow = Seconds(3)
 
   func validate() throws {
+    try repeatWindow.require("--repeat-window", atLeast: 0, atMost: 3_600)
     guard tolerance > 0, tolerance <= 10 else {
       throw ValidationError("--tolerance must be above 0 and at most 10 (percent)")
     }
@@ -95,21 +102,35 @@ extension String {
 final class LiveTones {
   let plans: [TonePlan]
   let settings: ToneDetectionSettings
+  private var repeats: RepeatSuppressor
   /// Print a summary at the end (the tones command; loopback has its own).
   let printsSummary: Bool
   private(set) var toneCount = 0
   private(set) var sequenceCount = 0
 
-  init(plans: [TonePlan], settings: ToneDetectionSettings, printsSummary: Bool) {
+  init(plans: [TonePlan], decisions: ToneDecisionOptions, printsSummary: Bool) {
     self.plans = plans
-    self.settings = settings
+    settings = decisions.settings
+    repeats = RepeatSuppressor(plans: plans, window: decisions.repeatWindow.value)
     self.printsSummary = printsSummary
   }
 
-  func count(_ event: ToneDecoderEvent) {
-    switch event {
-    case .tone: toneCount += 1
-    case .sequence: sequenceCount += 1
+  /// Counts and hands on `event` unless it repeats a call just reported.
+  func admit(_ event: ToneDecoderEvent, then report: (ToneDecoderEvent) -> Void) {
+    repeats.filter(event) { admitted in
+      switch admitted {
+      case .tone: toneCount += 1
+      case .sequence: sequenceCount += 1
+      }
+      report(admitted)
+    }
+  }
+
+  /// Hands on what is still held at the end of the stream.
+  func finish(then report: (ToneDecoderEvent) -> Void) {
+    repeats.finish { admitted in
+      if case .tone = admitted { toneCount += 1 }
+      report(admitted)
     }
   }
 

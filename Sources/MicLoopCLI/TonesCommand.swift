@@ -61,7 +61,7 @@ struct Tones: ParsableCommand {
   func run() throws {
     let plans = try TonePlanList.parse(plan)
     guard let input else {
-      let tones = LiveTones(plans: plans, settings: decisions.settings, printsSummary: true)
+      let tones = LiveTones(plans: plans, decisions: decisions, printsSummary: true)
       var settings = LiveSettings()
       settings.meter = nil
       settings.analysisChannel = try ChannelChoice.index(channel, capturing: devices.channels)
@@ -92,19 +92,22 @@ struct Tones: ParsableCommand {
     } catch {
       throw CommandFailure(message: "\(input): " + error.commandLineMessage(isFile: true))
     }
-    let tally = LiveTones(plans: plans, settings: decisions.settings, printsSummary: true)
+    let tally = LiveTones(plans: plans, decisions: decisions, printsSummary: true)
+    func report(_ event: ToneDecoderEvent) {
+      StandardOutput.write(json ? ToneEventFormat.json(event) : ToneEventFormat.text(event))
+    }
     let outcome: FileToneDecoder.Outcome
     do {
       outcome = try FileToneDecoder.run(
         reader, decoder: decoder, channel: fileChannel,
         shouldStop: { interruptRequested.load(ordering: .relaxed) }
       ) { event in
-        tally.count(event)
-        StandardOutput.write(json ? ToneEventFormat.json(event) : ToneEventFormat.text(event))
+        tally.admit(event) { report($0) }
       }
     } catch {
       throw CommandFailure(error)
     }
+    tally.finish { report($0) }
     StandardOutput.write(
       json
         ? ToneEventFormat.jsonSummary(

@@ -12,6 +12,18 @@ public struct DecodedTone: Sendable, Equatable {
   public var frequencies: [Double]
   /// Peak level of each tone in dBFS, in the order of `frequencies`.
   public var levels: [Double]
+
+  public init(
+    plan: String, time: Double, duration: Double, symbol: Character, frequencies: [Double],
+    levels: [Double]
+  ) {
+    self.plan = plan
+    self.time = time
+    self.duration = duration
+    self.symbol = symbol
+    self.frequencies = frequencies
+    self.levels = levels
+  }
 }
 
 /// A whole decoded message of a 5-tone or Handshake plan. Pure data.
@@ -24,6 +36,14 @@ public struct DecodedSequence: Sendable, Equatable {
   public var text: String
   /// The symbols as received ("123E5").
   public var symbols: String
+
+  public init(plan: String, time: Double, duration: Double, text: String, symbols: String) {
+    self.plan = plan
+    self.time = time
+    self.duration = duration
+    self.text = text
+    self.symbols = symbols
+  }
 }
 
 /// What the tone decoder reports, in stream order.

@@ -52,4 +52,21 @@ import Testing
     ])
     #expect(packed.status == 64 && packed.errorOutput.contains("s24_3"))
   }
+
+  @Test func aCallSentTwiceHalfASecondApartIsOneEvent() throws {
+    let call = file("call.wav")
+    _ = try MicLoopBinary.run(["send", "--plan", "zvei1", "--output", call, "12345"])
+    let twice = file("twice.wav")
+    try MicLoopBinary.shell(["sox", call, twice, "pad", "0", "0.5", "repeat", "1"])
+    let once = try MicLoopBinary.run([
+      "tones", "--plan", "zvei1", "--input", twice, "--repeat-window", "3", "--json",
+    ])
+    #expect(
+      once.output.components(separatedBy: #""event":"sequence""#).count - 1 == 1, "\(once.output)")
+    let both = try MicLoopBinary.run([
+      "tones", "--plan", "zvei1", "--input", twice, "--repeat-window", "0", "--json",
+    ])
+    #expect(
+      both.output.components(separatedBy: #""event":"sequence""#).count - 1 == 2, "\(both.output)")
+  }
 }
