@@ -44,6 +44,11 @@ extension TonePlan {
   /// The tones that send `text`, with the plan's timing unless `toneDuration`
   /// or `gapDuration` override it. Refuses symbols the plan does not have
   /// and tones at or above half the sample rate, naming every one of them.
+  /// A frequency in whole hertz, or as it is when too large for an integer.
+  private static func hertz(_ value: Double) -> String {
+    abs(value) < 1e15 ? String(Int(value.rounded())) : String(value)
+  }
+
   public func schedule(
     for text: String, sampleRate: Double, toneDuration: Double? = nil, gapDuration: Double? = nil
   ) throws(TonePlanError) -> [ToneSegment] {
@@ -75,11 +80,11 @@ extension TonePlan {
         description: "plan \(name) cannot send \(listed); it sends \(alphabetDescription)")
     }
     if !tooHigh.isEmpty {
-      let listed = tooHigh.map { "'\($0.0)' (\(Int($0.1.rounded())) Hz)" }.joined(separator: ", ")
+      let listed = tooHigh.map { "'\($0.0)' (\(Self.hertz($0.1)) Hz)" }.joined(separator: ", ")
       throw TonePlanError(
         .aboveNyquist,
         description:
-          "plan \(name) cannot send \(listed) at \(Int(sampleRate)) Hz: above \(Int(sampleRate / 2)) Hz"
+          "plan \(name) cannot send \(listed) at \(Self.hertz(sampleRate)) Hz: above \(Self.hertz(sampleRate / 2)) Hz"
       )
     }
     var segments = [ToneSegment]()

@@ -69,4 +69,16 @@ import Testing
     #expect(TonePlan.named("freq:abc") == nil)
     #expect(TonePlan.named("nosuchplan") == nil)
   }
+
+  @Test func anAbsurdFrequencyIsRefusedInWordsNotATrap() throws {
+    // Found by the tone-plan fuzzer: a tone of 2.8e72 Hz trapped in the error's wording.
+    let plan = try #require(TonePlan.named("freq:1000,2.8e72"))
+    #expect(throws: TonePlanError.self) { try plan.schedule(for: "12", sampleRate: 48_000) }
+    do {
+      _ = try plan.schedule(for: "2", sampleRate: 48_000)
+    } catch {
+      #expect(error.kind == .aboveNyquist)
+      #expect(error.description.contains("2.8e+72 Hz"), "\(error.description)")
+    }
+  }
 }
