@@ -7,12 +7,15 @@ let package = Package(
   name: "micloop-fuzz",
   dependencies: [.package(name: "micloop", path: "..")],
   targets: [
+    .target(name: "FuzzDriver"),
     .executableTarget(
-      name: "AudioFileFuzzer", dependencies: [.product(name: "AudioFiles", package: "micloop")]),
+      name: "AudioFileFuzzer",
+      dependencies: ["FuzzDriver", .product(name: "AudioFiles", package: "micloop")]),
     .executableTarget(
-      name: "TonePlanFuzzer", dependencies: [.product(name: "SignalDSP", package: "micloop")]),
+      name: "TonePlanFuzzer",
+      dependencies: ["FuzzDriver", .product(name: "SignalDSP", package: "micloop")]),
     .executableTarget(
       name: "CommandLineFuzzer",
-      dependencies: [.product(name: "MicLoopCLI", package: "micloop")]),
+      dependencies: ["FuzzDriver", .product(name: "MicLoopCLI", package: "micloop")]),
   ]
 )

@@ -73,6 +73,26 @@ struct DeviceOptions: ParsableArguments {
     return configuration
   }
 
+  /// Refuses an `--input` given together with a capture device, and
+  /// `--raw` without an input or without what it needs to describe one.
+  func validate(input: String?, raw: Bool) throws {
+    if input != nil && (device != nil || capture != nil) {
+      throw ValidationError("use either --input FILE or -D DEVICE, not both")
+    }
+    if raw {
+      guard input != nil else {
+        throw ValidationError("--raw describes an input: add --input FILE, or --input - for a pipe")
+      }
+      _ = try rawFormat()
+    }
+  }
+
+  /// Opens `--input` (headerless PCM with `--raw`) as a command fails on it.
+  func openInput(_ path: String, raw: Bool) throws -> AudioFileReader {
+    let format = raw ? try rawFormat() : nil
+    do { return try AudioFileReader(path: path, raw: format) } catch { throw CommandFailure(error) }
+  }
+
   /// The layout of a headerless input, from `--rate` (required: nothing in
   /// the data says it), `--channels` (1) and `--format` (s16).
   func rawFormat() throws -> RawPCMFormat {

@@ -119,15 +119,7 @@ struct Meter: ParsableCommand {
   func validate() throws {
     try interval?.require("--interval", atLeast: 0.001, atMost: 86_400)
     try duration?.require("--duration", atLeast: 0.001)
-    if input != nil && (devices.device != nil || devices.capture != nil) {
-      throw ValidationError("use either --input FILE or -D DEVICE, not both")
-    }
-    if raw {
-      guard input != nil else {
-        throw ValidationError("--raw describes an input: add --input FILE, or --input - for a pipe")
-      }
-      _ = try devices.rawFormat()
-    }
+    try devices.validate(input: input, raw: raw)
     if let channel, !(1...64).contains(channel) {
       throw ValidationError("--channel counts from 1 to 64; use --channel 1 for the first channel")
     }
@@ -141,12 +133,7 @@ struct Meter: ParsableCommand {
         throw failure
       }
     }
-    let reader: AudioFileReader
-    var rawFormat: RawPCMFormat?
-    if raw { rawFormat = try devices.rawFormat() }
-    do { reader = try AudioFileReader(path: input, raw: rawFormat) } catch {
-      throw CommandFailure(error)
-    }
+    let reader = try devices.openInput(input, raw: raw)
     var settings = MeterSettings()
     settings.interval = interval?.value ?? 0.1
     settings.talk = talk.settings

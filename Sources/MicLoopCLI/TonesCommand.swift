@@ -43,15 +43,7 @@ struct Tones: ParsableCommand {
 
   func validate() throws {
     _ = try TonePlanList.parse(plan)
-    if input != nil && (devices.device != nil || devices.capture != nil) {
-      throw ValidationError("use either --input FILE or -D DEVICE, not both")
-    }
-    if raw {
-      guard input != nil else {
-        throw ValidationError("--raw describes an input: add --input FILE, or --input - for a pipe")
-      }
-      _ = try devices.rawFormat()
-    }
+    try devices.validate(input: input, raw: raw)
     if let channel, !(1...64).contains(channel) {
       throw ValidationError("--channel counts from 1 to 64; use --channel 1 for the first channel")
     }
@@ -77,12 +69,7 @@ struct Tones: ParsableCommand {
       }
       return
     }
-    let reader: AudioFileReader
-    var rawFormat: RawPCMFormat?
-    if raw { rawFormat = try devices.rawFormat() }
-    do { reader = try AudioFileReader(path: input, raw: rawFormat) } catch {
-      throw CommandFailure(error)
-    }
+    let reader = try devices.openInput(input, raw: raw)
     let fileChannel = try ChannelChoice.index(
       channel, in: input, channelCount: reader.channelCount)
     let decoder: ToneDecoder

@@ -1,18 +1,7 @@
-/// libFuzzer's driver, in the fuzzer runtime this target is linked with.
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-  _ argc: UnsafeMutablePointer<CInt>,
-  _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-  _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
+import FuzzDriver
 
-/// The process entry SwiftPM links an executable target with: hands the
-/// command line to libFuzzer.
+/// The process entry SwiftPM links this target with: libFuzzer runs `fuzzAudioFile`.
 @_cdecl("AudioFileFuzzer_main")
-func fuzzerEntry(
-  _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
-) -> CInt {
-  var count = argc
-  var arguments = argv
-  return runFuzzerDriver(&count, &arguments, fuzzAudioFile)
+func fuzzerEntry(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+  runFuzzer(argc, argv, fuzzAudioFile)
 }
