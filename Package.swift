@@ -51,7 +51,8 @@ let package = Package(
       name: "DuplexIOTests",
       dependencies: ["DuplexIO", "DuplexIOTesting", "AllocationCounter", "TestSupport"]),
     .testTarget(name: "DuplexIOTestingTests", dependencies: ["DuplexIO", "DuplexIOTesting"]),
-    .testTarget(name: "SignalDSPTests", dependencies: ["SignalDSP", "AllocationCounter"]),
+    .testTarget(
+      name: "SignalDSPTests", dependencies: ["SignalDSP", "AllocationCounter", "TestSupport"]),
     .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles", "TestSupport"]),
     .testTarget(
       name: "MicLoopKitTests",
@@ -61,6 +62,7 @@ let package = Package(
       ]),
     .testTarget(name: "ConsoleTests", dependencies: ["Console", "SignalDSP"]),
     .testTarget(
-      name: "MicLoopCLITests", dependencies: ["MicLoopCLI", "MicLoopKit", "AudioFiles", "SignalDSP"]),
+      name: "MicLoopCLITests",
+      dependencies: ["MicLoopCLI", "MicLoopKit", "AudioFiles", "SignalDSP"]),
   ]
 )

@@ -22,10 +22,12 @@ struct DeviceOptions: ParsableArguments {
   @Option(
     parsing: .unconditional,
     help:
-      "Frames per period (the device may grant another size; default 256, or 1024 when only playing)."
+      "Frames per period (the device may grant another size; default 256 for loopback, 1024 when only capturing or only playing)."
   )
   var period: Int?
-  @Option(parsing: .unconditional, help: "Periods per buffer (default 2, or 4 when only playing).")
+  @Option(
+    parsing: .unconditional,
+    help: "Periods per buffer (default 2 for loopback, 4 when only capturing or only playing).")
   var periods: Int?
   @Option(
     help: "Device sample format: s16, s24, s24_3, s32 or float (default: the most precise offered)."
@@ -53,11 +55,13 @@ struct DeviceOptions: ParsableArguments {
   var playbackDevice: String { playback ?? device ?? "default" }
 
   /// A configuration with these devices; inputs and outputs as asked. A
-  /// job that only plays (tone, send) has no latency to keep low, so it
-  /// buffers about 85 ms unless told otherwise: nothing it plays can
-  /// underrun on a busy machine.
+  /// job that only plays (tone, send) or only captures (meter, tones) has
+  /// no round trip to keep short, so it buffers about 85 ms unless told
+  /// otherwise: on a busy machine nothing it plays can underrun and a
+  /// sound server never drops what it captured (a server's overrun is
+  /// invisible to ALSA).
   func configuration(input: Bool, output: Bool) -> DuplexConfiguration {
-    let playsOnly = output && !input
+    let oneWay = input != output
     var configuration = DuplexConfiguration()
     configuration.captureDevice = captureDevice
     configuration.playbackDevice = playbackDevice
@@ -66,8 +70,8 @@ struct DeviceOptions: ParsableArguments {
     configuration.sampleRate = rate
     configuration.inputChannelCount = channels
     configuration.outputChannelCount = channels
-    configuration.periodFrames = period ?? (playsOnly ? 1024 : 256)
-    configuration.periodCount = periods ?? (playsOnly ? 4 : 2)
+    configuration.periodFrames = period ?? (oneWay ? 1024 : 256)
+    configuration.periodCount = periods ?? (oneWay ? 4 : 2)
     configuration.alsa.format = format
     configuration.alsa.locksMemory = lockMemory
     return configuration

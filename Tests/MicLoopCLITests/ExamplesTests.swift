@@ -27,22 +27,13 @@ import Testing
     return path
   }
 
-  func record(_ devices: VirtualDevices, _ source: String, seconds: Int, to path: String) throws
-    -> SpawnedProcess
-  {
-    try devices.spawn([
-      "arecord", "-q", "-D", source, "-r", "48000", "-f", "FLOAT_LE", "-c", "1", "-d",
-      "\(seconds)", path,
-    ])
-  }
-
   @Test func passthroughPlaysTheMicrophoneAtItsGain() throws {
     let devices = try VirtualDevices()
     let tone = try sine("sine.wav", seconds: 10, volume: 0.251189)
-    let player = try devices.spawn(["aplay", "-q", "-D", "pulse:mic", tone])
+    let player = try devices.play(tone, into: "mic")
     defer { player.signal(SIGTERM) }
     let heard = file("heard.wav")
-    let recorder = try record(devices, "pulse:spk.monitor", seconds: 8, to: heard)
+    let recorder = try devices.startRecording("pulse:spk.monitor", seconds: 8, into: heard)
     let passthrough = try devices.spawn([
       Self.example("Passthrough"), "pulse:mic.monitor", "pulse:spk", "4", "-6",
     ])
@@ -60,7 +51,7 @@ import Testing
   @Test func recorderWritesWhatTheMicrophoneHeard() throws {
     let devices = try VirtualDevices()
     let tone = try sine("sine.wav", seconds: 20, volume: 0.5)
-    let player = try devices.spawn(["aplay", "-q", "-D", "pulse:mic", tone])
+    let player = try devices.play(tone, into: "mic")
     defer { player.signal(SIGTERM) }
     let take = file("take.wav")
     let result = try devices.spawn([Self.example("Recorder"), "pulse:mic.monitor", "2", take])
@@ -87,11 +78,11 @@ import Testing
     // Silence keeps the speaker running, so its monitor hears the tone
     // from its first sample (an idle sink's monitor starts late).
     let silence = try sine("silence.wav", seconds: 20, volume: 0)
-    let keepAlive = try devices.spawn(["aplay", "-q", "-D", "pulse:spk", silence])
+    let keepAlive = try devices.play(silence, into: "spk")
     defer { keepAlive.signal(SIGTERM) }
     usleep(500_000)
     let heard = file("tone.wav")
-    let recorder = try record(devices, "pulse:spk.monitor", seconds: 10, to: heard)
+    let recorder = try devices.startRecording("pulse:spk.monitor", seconds: 10, into: heard)
     let generator = try devices.spawn(
       [Self.example("ToneGenerator"), "pulse:spk", "1000", "4"], standardInput: fifo)
     usleep(1_500_000)

@@ -33,7 +33,7 @@ import Testing
   @Test func sineComesOutAtTheRequestedGain() throws {
     let devices = try VirtualDevices()
     let sine = try makeSignal("sine.wav", ["synth", "8", "sine", "1000", "vol", "0.251189"])
-    let player = try devices.spawn(["aplay", "-q", "-D", "pulse:mic", sine])
+    let player = try devices.play(sine, into: "mic")
     let loop = try devices.startMicloop([
       "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--gain-db", "-6",
       "--duration", "6",
@@ -41,12 +41,7 @@ import Testing
     #expect(loop.waitForOutput("48000 Hz"))
     usleep(500_000)
     let recorded = file("speaker.wav")
-    _ = try VirtualDevices.wait(
-      for: [
-        "arecord", "-q", "-D", "pulse:spk.monitor", "-r", "48000", "-f", "FLOAT_LE", "-c", "1",
-        "-d", "3", recorded,
-      ],
-      environment: devices.environment)
+    try devices.startRecording("pulse:spk.monitor", seconds: 3, into: recorded).wait()
     let result = loop.result()
     player.signal(SIGTERM)
     #expect(result.status == 0, "\(result.errorOutput)")
@@ -75,7 +70,8 @@ import Testing
     // virtual microphone cannot underrun (an underrun there would insert
     // silence that no recorder could match).
     _ = try VirtualDevices.wait(
-      for: ["paplay", "--device=mic", noise], environment: devices.environment)
+      for: VirtualDevices.realTime + ["paplay", "--device=mic", noise],
+      environment: devices.environment)
     let result = loop.result()
     #expect(result.status == 0, "\(result.errorOutput)")
     let played = try MicLoopBinary.samples(noise)
@@ -151,7 +147,7 @@ import Testing
   @Test func liveMeterReadsThePlayedLevel() throws {
     let devices = try VirtualDevices()
     let sine = try makeSignal("tone.wav", ["synth", "5", "sine", "440", "vol", "0.5"])
-    let player = try devices.spawn(["aplay", "-q", "-D", "pulse:mic", sine])
+    let player = try devices.play(sine, into: "mic")
     usleep(300_000)
     let result = try devices.micloop([
       "meter", "-D", "pulse:mic.monitor", "--duration", "2", "--json",
@@ -198,7 +194,7 @@ import Testing
       "sox", "-V1", "-n", "-r", "48000", "-b", "16", "-c", "1", tone, "synth", "30", "sine", "500",
       "vol", "0.1",
     ])
-    return try devices.spawn(["aplay", "-q", "-D", "pulse:mic", tone])
+    return try devices.play(tone, into: "mic")
   }
 
   /// Waits until micloop's recording holds more than `frames` frames (its

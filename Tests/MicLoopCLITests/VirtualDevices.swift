@@ -37,7 +37,10 @@ final class VirtualDevices {
           description:
             "pulseaudio exited with \(server.wait()); see \(runtimeDirectory.path)/pulse.log")
       }
-      if try Self.wait(for: ["pactl", "info"], environment: environment) == 0 { return }
+      if try Self.wait(for: ["pactl", "info"], environment: environment) == 0 {
+        Self.raiseToRealTime(server.pid)
+        return
+      }
       usleep(100_000)
     }
     stop()
@@ -52,6 +55,40 @@ final class VirtualDevices {
     server?.wait()
     server = nil
   }
+
+  /// Gives every thread of the server real-time priority (below micloop's
+  /// audio thread): the server stands in for a sound card, whose clock no
+  /// CPU hog can delay. Left at normal priority, its main thread, which
+  /// carries every stream's data between the sinks and the clients, falls
+  /// behind on a loaded machine and inserts or drops audio.
+  private static func raiseToRealTime(_ pid: pid_t) {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    var parameters = sched_param()
+    parameters.sched_priority = 60
+    for task in tasks {
+      if let thread = pid_t(task) { sched_setscheduler(thread, SCHED_RR, &parameters) }
+    }
+  }
+
+  /// Plays `file` into `sink` ("mic" or "spk") at real-time priority, like
+  /// a sound card's own feed: on a loaded machine a player at normal
+  /// priority runs dry and the server fills the gap with silence.
+  func play(_ file: String, into sink: String) throws -> SpawnedProcess {
+    try spawn(Self.realTime + ["aplay", "-q", "-D", "pulse:\(sink)", file])
+  }
+
+  /// Starts recording `seconds` of `source` as 32-bit float mono into
+  /// `file` at real-time priority.
+  func startRecording(_ source: String, seconds: Int, into file: String) throws -> SpawnedProcess {
+    try spawn(
+      Self.realTime + [
+        "arecord", "-q", "-D", source, "-r", "48000", "-f", "FLOAT_LE", "-c", "1", "-d",
+        String(seconds), file,
+      ])
+  }
+
+  /// The prefix that starts a helper at real-time priority.
+  static let realTime = ["chrt", "-r", "50"]
 
   /// Starts a helper (aplay, arecord, an example) against these devices.
   func spawn(_ arguments: [String], standardInput: String? = nil) throws -> SpawnedProcess {
@@ -68,7 +105,7 @@ final class VirtualDevices {
     try MicLoopBinary.shell([
       "sox", "-V1", "-n", "-r", "48000", "-b", "16", "-c", "1", silence, "trim", "0", "60",
     ])
-    return try spawn(["aplay", "-q", "-D", "pulse:\(sink)", silence])
+    return try play(silence, into: sink)
   }
 
   /// Starts micloop against these devices without waiting.

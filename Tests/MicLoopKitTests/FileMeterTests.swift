@@ -111,4 +111,68 @@ import Testing
       _ = try FileMeter.run(try AudioFileReader(path: file), settings: MeterSettings()) { _ in }
     }
   }
+
+  /// The file meter splits the work over two threads; its events must be
+  /// exactly those of the one-thread processor on the same samples, for any
+  /// interval, channel count and block size (seeded noise bursts, so talk
+  /// starts and ends too).
+  @Test(arguments: [(1, 0.1, 16_384), (2, 0.0371, 4_096), (3, 0.001, 1_000)])
+  func eventsEqualTheOneThreadProcessor(channels: Int, interval: Double, block: Int) throws {
+    let files = try TestFiles()
+    var random = SplitMix(seed: UInt64(channels))
+    let frames = 5 * 48_000 + 123
+    var samples = [Float](repeating: 0, count: frames * channels)
+    for frame in 0..<frames {
+      let burst = (frame / 24_000) % 3 == 1 ? Float(0.3) : 0.003
+      for channel in 0..<channels {
+        samples[frame * channels + channel] =
+          burst * Float(channel + 1) / Float(channels) * Float.random(in: -1...1, using: &random)
+      }
+    }
+    let file = try files.writeFloatWAV("noise.wav", samples: samples, channels: channels)
+    var settings = MeterSettings()
+    settings.interval = interval
+    var threaded = [MeterEvent]()
+    _ = try FileMeter.run(
+      try AudioFileReader(path: file), settings: settings, blockFrames: block
+    ) { threaded.append($0) }
+    // Fed the same blocks, so that every float sum is taken in the same order.
+    let processor = MeterProcessor(
+      sampleRate: 48_000, channelCount: channels, settings: settings, maximumBlock: block)
+    var direct = [MeterEvent]()
+    samples.withUnsafeMutableBufferPointer { buffer in
+      for start in stride(from: 0, to: frames, by: block) {
+        processor.process(
+          buffer.baseAddress! + start * channels, frameCount: min(block, frames - start)
+        ) { direct.append($0) }
+      }
+    }
+    processor.finish { direct.append($0) }
+    #expect(threaded.count == direct.count)
+    #expect(threaded.contains { if case .talkStart = $0 { true } else { false } })
+    let firstDifference = threaded.indices.first { $0 < direct.count && threaded[$0] != direct[$0] }
+    #expect(firstDifference == nil, "\(firstDifference.map { (threaded[$0], direct[$0]) } as Any)")
+  }
+
+  @Test func stoppingEarlyEndsWithTheSummaryOfWhatWasRead() throws {
+    let files = try TestFiles()
+    let file = files.path("long.wav")
+    try files.run(["sox", "-n", "-r", "48000", "-b", "16", file, "synth", "60", "sine", "440"])
+    var asked = 0
+    var events = [MeterEvent]()
+    let outcome = try FileMeter.run(
+      try AudioFileReader(path: file), settings: MeterSettings(), blockFrames: 4_800,
+      shouldStop: {
+        asked += 1
+        return asked > 3
+      }
+    ) { events.append($0) }
+    // The reader runs a few blocks ahead; what it read is still reported.
+    #expect(outcome.summary.duration > 0.2 && outcome.summary.duration < 2)
+    #expect(outcome.problem == nil)
+    guard case .summary = events.last else {
+      Issue.record("last event is not the summary")
+      return
+    }
+  }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SignalDSP
+import TestSupport
 import Testing
 
 /// The talk detector in backgrounds that are not steady: its level

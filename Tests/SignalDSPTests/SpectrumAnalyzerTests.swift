@@ -1,5 +1,6 @@
 import Foundation
 import SignalDSP
+import TestSupport
 import Testing
 
 @Suite struct SpectrumAnalyzerTests {

@@ -1,5 +1,6 @@
 import Foundation
 import SignalDSP
+import TestSupport
 
 /// Builds test signals: tone bursts with chosen frequencies, levels and
 /// timing, plus reproducible white noise at a chosen SNR.
@@ -73,17 +74,4 @@ extension [ToneDecoderEvent] {
     compactMap { if case .sequence(let sequence) = $0 { sequence } else { nil } }
   }
   var symbols: String { String(tones.map(\.symbol)) }
-}
-
-/// A small reproducible random generator.
-struct SplitMix: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
 }

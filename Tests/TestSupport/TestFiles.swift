@@ -38,13 +38,13 @@ public struct TestFiles {
     return (value("Pk lev dB"), value("RMS lev dB"))
   }
 
-  /// A mono 32-bit float WAV holding `samples` as they are (NaN included).
-  public func writeFloatWAV(_ name: String, samples: [Float], rate: Double = 48_000) throws
-    -> String
-  {
+  /// A 32-bit float WAV holding `samples` (interleaved) as they are (NaN included).
+  public func writeFloatWAV(
+    _ name: String, samples: [Float], rate: Double = 48_000, channels: Int = 1
+  ) throws -> String {
     let file = path(name)
     let writer = try AudioFileWriter(
-      path: file, sampleRate: rate, channelCount: 1, encoding: .float)
+      path: file, sampleRate: rate, channelCount: channels, encoding: .float)
     try writer.write(samples)
     writer.close()
     return file

@@ -1,0 +1,189 @@
+/// The levels of one finished metering interval, handed from the level
+/// stage to the talk stage.
+public struct IntervalLevels: Sendable, Equatable {
+  /// Stream time at the end of the interval, in seconds.
+  public var time: Double
+  /// Peak of the loudest metered channel, in dBFS.
+  public var peakDecibels: Double?
+  /// RMS of the loudest metered channel (in the chosen convention), in dBFS.
+  public var rmsDecibels: Double?
+
+  public init(time: Double, peakDecibels: Double?, rmsDecibels: Double?) {
+    self.time = time
+    self.peakDecibels = peakDecibels
+    self.rmsDecibels = rmsDecibels
+  }
+}
+
+/// The first half of the meter: screens samples for NaN and infinity,
+/// accumulates peak and RMS per interval and in total, and reduces each
+/// metered channel to the talk detector's rate (`MeterTalkStage` is the
+/// second half).
+///
+/// `MeterProcessor` runs both halves on one thread; a file meter may run
+/// this one on a reader thread and the talk stage on another. Buffers are
+/// allocated in `init`; `measure` does not allocate. One caller at a time.
+public final class MeterLevelStage {
+  public let sampleRate: Double
+  public let channelCount: Int
+  /// The channels metered, 0-based.
+  public let meteredChannels: [Int]
+  /// Frames per level reading.
+  public let intervalFrames: Int
+  /// Rate of the reduced signal handed to the talk stage.
+  public let reducedRate: Double
+  /// Largest slice `measure` accepts, in frames.
+  public let maximumBlock: Int
+  /// Whether samples are screened for NaN and infinity.
+  public let screensNonFinite: Bool
+  private let rmsOffset: Double
+  private var framesInInterval = 0
+  private var framesProcessed: Int64 = 0
+  private var intervalLevels: [LevelAccumulator]
+  private var totalLevels: [LevelAccumulator]
+  private var reducers: [BoxcarDecimator]
+  private let channelBuffer: UnsafeMutableBufferPointer<Float>
+  private var invalidSamples = 0
+
+  public init(
+    sampleRate: Double, channelCount: Int, settings: MeterSettings, maximumBlock: Int,
+    screensNonFinite: Bool
+  ) {
+    precondition(sampleRate > 0 && channelCount > 0 && maximumBlock > 0)
+    self.sampleRate = sampleRate
+    self.channelCount = channelCount
+    self.maximumBlock = maximumBlock
+    self.screensNonFinite = screensNonFinite
+    rmsOffset = settings.rmsConvention.offset
+    if let channel = settings.channel {
+      precondition(channel >= 0 && channel < channelCount)
+      meteredChannels = [channel]
+    } else {
+      meteredChannels = Array(0..<channelCount)
+    }
+    intervalFrames = max(1, Int((settings.interval * sampleRate).rounded()))
+    intervalLevels = Array(repeating: LevelAccumulator(), count: meteredChannels.count)
+    totalLevels = intervalLevels
+    let factor = SpeechBandEnvelope.reductionFactor(forSampleRate: sampleRate)
+    reducers = Array(repeating: BoxcarDecimator(factor: factor), count: meteredChannels.count)
+    reducedRate = sampleRate / Double(factor)
+    channelBuffer = .allocate(capacity: channelCount > 1 ? maximumBlock : 0)
+    channelBuffer.initialize(repeating: 0)
+  }
+
+  deinit { channelBuffer.deallocate() }
+
+  /// Stream time in seconds of the frames measured so far.
+  public var time: Double { Double(framesProcessed) / sampleRate }
+  /// Frames left before the current interval ends: the most one
+  /// `measure` call may take.
+  public var framesLeftInInterval: Int { intervalFrames - framesInInterval }
+
+  /// The most reduced samples per channel that `frameCount` frames can
+  /// yield, over any number of calls.
+  public func maximumReducedCount(forFrames frameCount: Int) -> Int {
+    reducers[0].maximumOutputCount(forInput: frameCount)
+  }
+
+  /// Measures `frameCount` interleaved frames (at most `maximumBlock` and
+  /// `framesLeftInInterval`), writing each metered channel's reduced signal
+  /// to `reduced[i] + offset`. NaN and infinite samples are counted and
+  /// replaced by zero in place.
+  /// - Returns: the reduced samples written per channel, and the levels of
+  ///   the interval when this slice ended it.
+  public func measure(
+    _ samples: UnsafeMutablePointer<Float>, frameCount: Int,
+    into reduced: [UnsafeMutablePointer<Float>], offset: Int
+  ) -> (reducedCount: Int, finished: IntervalLevels?) {
+    precondition(frameCount <= min(maximumBlock, framesLeftInInterval))
+    if screensNonFinite {
+      invalidSamples += Self.replaceNonFinite(samples, count: frameCount * channelCount)
+    }
+    var reducedCount = 0
+    // Index loops: generic iterators may box their elements in unoptimised builds.
+    for index in 0..<meteredChannels.count {
+      let channel = meteredChannels[index]
+      let source: UnsafeBufferPointer<Float>
+      if channelCount == 1 {
+        source = UnsafeBufferPointer(start: samples, count: frameCount)
+      } else {
+        for frame in 0..<frameCount {
+          channelBuffer[frame] = samples[frame * channelCount + channel]
+        }
+        source = UnsafeBufferPointer(rebasing: channelBuffer[0..<frameCount])
+      }
+      intervalLevels[index].accumulate(source)
+      reducedCount = reducers[index].process(source, into: reduced[index] + offset)
+    }
+    framesInInterval += frameCount
+    framesProcessed += Int64(frameCount)
+    guard framesInInterval == intervalFrames else { return (reducedCount, nil) }
+    return (reducedCount, endInterval())
+  }
+
+  /// Ends a partial interval at the end of the stream; `nil` when none is open.
+  public func finishInterval() -> IntervalLevels? {
+    framesInInterval > 0 ? endInterval() : nil
+  }
+
+  /// Totals of everything measured; the talk fields are left at zero for
+  /// the talk stage to fill. Allocates: call it from the control thread.
+  public func summary() -> MeterSummary {
+    let channels = totalLevels.map {
+      ChannelLevels(
+        peakDecibels: $0.peakDecibels, rmsDecibels: $0.rmsDecibels.map { $0 + rmsOffset })
+    }
+    return MeterSummary(
+      duration: time, peakDecibels: Self.loudestPeak(totalLevels),
+      rmsDecibels: Self.loudestRMS(totalLevels).map { $0 + rmsOffset }, talkSeconds: 0,
+      talkSegments: 0, channels: channels, invalidSamples: invalidSamples)
+  }
+
+  private func endInterval() -> IntervalLevels {
+    let levels = IntervalLevels(
+      time: time, peakDecibels: Self.loudestPeak(intervalLevels),
+      rmsDecibels: Self.loudestRMS(intervalLevels).map { $0 + rmsOffset })
+    for index in 0..<intervalLevels.count {
+      totalLevels[index].merge(intervalLevels[index])
+      intervalLevels[index].reset()
+    }
+    framesInInterval = 0
+    return levels
+  }
+
+  private static func loudestPeak(_ levels: [LevelAccumulator]) -> Double? {
+    var peak: Float = 0
+    for index in 0..<levels.count { peak = max(peak, levels[index].peak) }
+    return Decibels.fromAmplitude(Double(peak))
+  }
+
+  private static func loudestRMS(_ levels: [LevelAccumulator]) -> Double? {
+    var meanSquare = 0.0
+    for index in 0..<levels.count { meanSquare = max(meanSquare, levels[index].meanSquare) }
+    return Decibels.fromPower(meanSquare)
+  }
+
+  /// Replaces NaN and ±infinity by zero; returns how many there were.
+  static func replaceNonFinite(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Int {
+    // x − x is 0 for finite x and NaN otherwise, so one sum screens a block.
+    var lanes = SIMD8<Float>(repeating: 0)
+    var index = 0
+    while index + 8 <= count {
+      let v = UnsafeRawPointer(samples + index).loadUnaligned(as: SIMD8<Float>.self)
+      lanes += v - v
+      index += 8
+    }
+    var screen = lanes.sum()
+    while index < count {
+      screen += samples[index] - samples[index]
+      index += 1
+    }
+    guard screen != 0 else { return 0 }
+    var replaced = 0
+    for i in 0..<count where !samples[i].isFinite {
+      samples[i] = 0
+      replaced += 1
+    }
+    return replaced
+  }
+}

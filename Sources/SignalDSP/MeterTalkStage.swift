@@ -1,0 +1,112 @@
+/// The second half of the meter: the speech band and envelope of each
+/// channel reduced by `MeterLevelStage`, talk decisions on the loudest,
+/// and every event in stream order (levels, talk starts and ends, the
+/// summary).
+///
+/// Buffers are allocated in `init`; `listen` and `report` do not allocate
+/// (a live session calls them on the audio thread); `finish` allocates.
+/// One caller at a time.
+public final class MeterTalkStage {
+  /// Rate of the reduced signal and of the envelope.
+  public let envelopeRate: Double
+  /// Most reduced samples one `listen` call takes.
+  public let maximumCount: Int
+  private let frontEnds: [SpeechBandEnvelope]
+  private var detector: TalkDetector
+  private let powerBuffers: [UnsafeMutableBufferPointer<Float>]
+  private var lastEnvelope: Float = 0
+  private var talkStartTime: Double?
+  private var talkSeconds = 0.0
+  private var talkSegments = 0
+
+  public init(
+    envelopeRate: Double, channelCount: Int, settings: TalkDetectorSettings, maximumCount: Int
+  ) {
+    precondition(envelopeRate > 0 && channelCount > 0 && maximumCount > 0)
+    self.envelopeRate = envelopeRate
+    self.maximumCount = maximumCount
+    frontEnds = (0..<channelCount).map { _ in
+      SpeechBandEnvelope(
+        envelopeRate: envelopeRate, attackTime: settings.attackTime,
+        releaseTime: settings.releaseTime)
+    }
+    detector = TalkDetector(settings: settings, envelopeRate: envelopeRate)
+    powerBuffers = (0..<channelCount).map { _ in
+      let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: maximumCount)
+      buffer.initialize(repeating: 0)
+      return buffer
+    }
+  }
+
+  deinit { for buffer in powerBuffers { buffer.deallocate() } }
+
+  /// Whether talk is in progress.
+  public var isTalking: Bool { detector.isTalking }
+
+  /// Listens to `count` reduced samples of each channel at
+  /// `reduced[i] + offset` (overwritten with their envelopes), calling
+  /// `emit` for every talk start and end.
+  public func listen(
+    _ reduced: [UnsafeMutablePointer<Float>], offset: Int, count: Int,
+    emit: (MeterEvent) -> Void
+  ) {
+    precondition(count <= maximumCount)
+    guard count > 0 else { return }
+    for index in 0..<frontEnds.count {
+      frontEnds[index].process(
+        reduced[index] + offset, count: count, power: powerBuffers[index].baseAddress!)
+    }
+    let combined = reduced[0] + offset
+    let combinedPower = powerBuffers[0]
+    for other in 1..<frontEnds.count {
+      let envelope = reduced[other] + offset
+      let power = powerBuffers[other]
+      for i in 0..<count {
+        combined[i] = max(combined[i], envelope[i])
+        combinedPower[i] = max(combinedPower[i], power[i])
+      }
+    }
+    lastEnvelope = combined[count - 1]
+    // `handle` must not touch `detector`, which is being mutated here.
+    detector.process(
+      UnsafeBufferPointer(start: combined, count: count),
+      power: UnsafeBufferPointer(rebasing: combinedPower[0..<count])
+    ) { transition in
+      handle(transition, emit: emit)
+    }
+  }
+
+  /// Emits the level reading of an interval that ends after the samples
+  /// listened to so far.
+  public func report(_ levels: IntervalLevels, emit: (MeterEvent) -> Void) {
+    emit(
+      .level(
+        LevelReading(
+          time: levels.time, peakDecibels: levels.peakDecibels, rmsDecibels: levels.rmsDecibels,
+          envelopeDecibels: Decibels.fromAmplitude(Double(lastEnvelope)),
+          isTalking: detector.isTalking, talkEvidence: detector.evidence)))
+  }
+
+  /// Ends the stream: closes talk in progress and emits `levels` (the
+  /// level stage's summary) completed with the talk totals.
+  public func finish(_ levels: MeterSummary, emit: (MeterEvent) -> Void) {
+    if let transition = detector.finish() { handle(transition, emit: emit) }
+    var summary = levels
+    summary.talkSeconds = talkSeconds
+    summary.talkSegments = talkSegments
+    emit(.summary(summary))
+  }
+
+  private func handle(_ transition: TalkTransition, emit: (MeterEvent) -> Void) {
+    let time = Double(transition.position) / envelopeRate
+    if transition.isStart {
+      talkStartTime = time
+      talkSegments += 1
+      emit(.talkStart(time: time))
+    } else {
+      talkSeconds += time - (talkStartTime ?? time)
+      talkStartTime = nil
+      emit(.talkEnd(time: time))
+    }
+  }
+}
