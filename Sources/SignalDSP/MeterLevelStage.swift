@@ -17,8 +17,8 @@ public struct IntervalLevels: Sendable, Equatable {
 
 /// The first half of the meter: screens samples for NaN and infinity,
 /// accumulates peak and RMS per interval and in total, and reduces each
-/// metered channel to the talk detector's rate (`MeterTalkStage` is the
-/// second half).
+/// metered channel to its speech band at the talk detector's rate
+/// (`MeterTalkStage` is the second half).
 ///
 /// `MeterProcessor` runs both halves on one thread; a file meter may run
 /// this one on a reader thread and the talk stage on another. Buffers are
@@ -30,7 +30,7 @@ public final class MeterLevelStage {
   public let meteredChannels: [Int]
   /// Frames per level reading.
   public let intervalFrames: Int
-  /// Rate of the reduced signal handed to the talk stage.
+  /// Rate of the speech-band signal handed to the talk stage.
   public let reducedRate: Double
   /// Largest slice `measure` accepts, in frames.
   public let maximumBlock: Int
@@ -42,6 +42,7 @@ public final class MeterLevelStage {
   private var intervalLevels: [LevelAccumulator]
   private var totalLevels: [LevelAccumulator]
   private var reducers: [BoxcarDecimator]
+  private var bands: [SpeechBandFilter]
   private let channelBuffer: UnsafeMutableBufferPointer<Float>
   private var invalidSamples = 0
 
@@ -64,9 +65,10 @@ public final class MeterLevelStage {
     intervalFrames = max(1, Int((settings.interval * sampleRate).rounded()))
     intervalLevels = Array(repeating: LevelAccumulator(), count: meteredChannels.count)
     totalLevels = intervalLevels
-    let factor = SpeechBandEnvelope.reductionFactor(forSampleRate: sampleRate)
+    let factor = SpeechBandFilter.reductionFactor(forSampleRate: sampleRate)
     reducers = Array(repeating: BoxcarDecimator(factor: factor), count: meteredChannels.count)
     reducedRate = sampleRate / Double(factor)
+    bands = Array(repeating: SpeechBandFilter(rate: reducedRate), count: meteredChannels.count)
     channelBuffer = .allocate(capacity: channelCount > 1 ? maximumBlock : 0)
     channelBuffer.initialize(repeating: 0)
   }
@@ -86,8 +88,8 @@ public final class MeterLevelStage {
   }
 
   /// Measures `frameCount` interleaved frames (at most `maximumBlock` and
-  /// `framesLeftInInterval`), writing each metered channel's reduced signal
-  /// to `reduced[i] + offset`. NaN and infinite samples are counted and
+  /// `framesLeftInInterval`), writing each metered channel's speech band at
+  /// the reduced rate to `reduced[i] + offset`. NaN and infinite samples are counted and
   /// replaced by zero in place.
   /// - Returns: the reduced samples written per channel, and the levels of
   ///   the interval when this slice ended it.
@@ -114,6 +116,7 @@ public final class MeterLevelStage {
       }
       intervalLevels[index].accumulate(source)
       reducedCount = reducers[index].process(source, into: reduced[index] + offset)
+      bands[index].process(reduced[index] + offset, count: reducedCount)
     }
     framesInInterval += frameCount
     framesProcessed += Int64(frameCount)

@@ -1,5 +1,5 @@
-/// The second half of the meter: the speech band and envelope of each
-/// channel reduced by `MeterLevelStage`, talk decisions on the loudest,
+/// The second half of the meter: the envelope and power of each channel's
+/// speech band from `MeterLevelStage`, talk decisions on the loudest,
 /// and every event in stream order (levels, talk starts and ends, the
 /// summary).
 ///
@@ -11,7 +11,7 @@ public final class MeterTalkStage {
   public let envelopeRate: Double
   /// Most reduced samples one `listen` call takes.
   public let maximumCount: Int
-  private let frontEnds: [SpeechBandEnvelope]
+  private var followers: [EnvelopeFollower]
   private var detector: TalkDetector
   private let powerBuffers: [UnsafeMutableBufferPointer<Float>]
   private var lastEnvelope: Float = 0
@@ -25,11 +25,10 @@ public final class MeterTalkStage {
     precondition(envelopeRate > 0 && channelCount > 0 && maximumCount > 0)
     self.envelopeRate = envelopeRate
     self.maximumCount = maximumCount
-    frontEnds = (0..<channelCount).map { _ in
-      SpeechBandEnvelope(
-        envelopeRate: envelopeRate, attackTime: settings.attackTime,
-        releaseTime: settings.releaseTime)
-    }
+    followers = Array(
+      repeating: EnvelopeFollower(
+        attackTime: settings.attackTime, releaseTime: settings.releaseTime,
+        sampleRate: envelopeRate), count: channelCount)
     detector = TalkDetector(settings: settings, envelopeRate: envelopeRate)
     powerBuffers = (0..<channelCount).map { _ in
       let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: maximumCount)
@@ -43,7 +42,7 @@ public final class MeterTalkStage {
   /// Whether talk is in progress.
   public var isTalking: Bool { detector.isTalking }
 
-  /// Listens to `count` reduced samples of each channel at
+  /// Listens to `count` speech-band samples of each channel at
   /// `reduced[i] + offset` (overwritten with their envelopes), calling
   /// `emit` for every talk start and end.
   public func listen(
@@ -52,13 +51,19 @@ public final class MeterTalkStage {
   ) {
     precondition(count <= maximumCount)
     guard count > 0 else { return }
-    for index in 0..<frontEnds.count {
-      frontEnds[index].process(
-        reduced[index] + offset, count: count, power: powerBuffers[index].baseAddress!)
+    for index in 0..<followers.count {
+      let band = reduced[index] + offset
+      let power = powerBuffers[index]
+      var follower = followers[index]
+      for i in 0..<count {
+        power[i] = band[i] * band[i]
+        band[i] = follower.process(band[i])
+      }
+      followers[index] = follower
     }
     let combined = reduced[0] + offset
     let combinedPower = powerBuffers[0]
-    for other in 1..<frontEnds.count {
+    for other in 1..<followers.count {
       let envelope = reduced[other] + offset
       let power = powerBuffers[other]
       for i in 0..<count {

@@ -228,18 +228,15 @@ public struct TalkDetector: Sendable {
     return (open, min(open, close))
   }
 
-  private static func medianOfFive(_ values: SIMD8<Float>) -> Float {
-    var sorted = values
-    for i in 1..<5 {
-      let value = sorted[i]
-      var j = i - 1
-      while j >= 0 && sorted[j] > value {
-        sorted[j + 1] = sorted[j]
-        j -= 1
-      }
-      sorted[j + 1] = value
-    }
-    return sorted[2]
+  /// The median of the first five lanes, without branches: of the first
+  /// four, drop the lowest and the highest (f and g are the two middle
+  /// ones, in either order); the median of five is the median of those two
+  /// and the fifth.
+  static func medianOfFive(_ values: SIMD8<Float>) -> Float {
+    let (a, b, c, d, e) = (values[0], values[1], values[2], values[3], values[4])
+    let f = max(min(a, b), min(c, d))
+    let g = min(max(a, b), max(c, d))
+    return max(min(e, f), min(max(e, f), g))
   }
 
   /// Ends talk in progress at the end of the stream.

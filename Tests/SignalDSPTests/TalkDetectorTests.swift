@@ -1,15 +1,29 @@
 import Foundation
-import SignalDSP
 import Testing
 
+@testable import SignalDSP
+
 @Suite struct TalkDetectorTests {
-  @Test func noiseFloorDropsAtOnceAndRisesWithinTheWindow() {
-    var tracker = NoiseFloorTracker(windowFrames: 80, subwindowCount: 8)
-    for _ in 0..<100 { tracker.add(0.5) }
-    tracker.add(0.01)
-    #expect(tracker.floor == 0.01)
-    for _ in 0..<100 { tracker.add(0.2) }
-    #expect(tracker.floor == 0.2)
+  /// The branch-free median against a sort, on every order of five values
+  /// (ties included).
+  @Test func medianOfFiveIsTheMiddleValueInAnyOrder() {
+    let sets: [[Float]] = [[1, 2, 3, 4, 5], [-3, 7, 7, 0, 2], [5, 5, 5, 1, 9]]
+    for values in sets {
+      var orders: [[Float]] = [[]]
+      for _ in 0..<5 {
+        orders = orders.flatMap { order in
+          values.indices.filter { index in
+            order.filter { $0 == values[index] }.count < values.filter { $0 == values[index] }.count
+          }.map { order + [values[$0]] }
+        }
+      }
+      let expected = values.sorted()[2]
+      for order in orders {
+        var lanes = SIMD8<Float>(repeating: 100)
+        for index in 0..<5 { lanes[index] = order[index] }
+        #expect(TalkDetector.medianOfFive(lanes) == expected, "\(order)")
+      }
+    }
   }
 
   @Test func burstInNoiseIsOneSegmentAtTheRightTime() {
