@@ -17,6 +17,7 @@ setup:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy
+	@python3 -c 'import pyebur128' 2>/dev/null || python3 -m pip install -q pyebur128
 
 ## build: the optimised micloop binary in .build/release/micloop
 build: setup

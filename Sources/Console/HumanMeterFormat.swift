@@ -28,8 +28,12 @@ public struct HumanMeterFormat: Sendable {
   public func line(for reading: LevelReading) -> String {
     let time = pad(DecimalFormatting.fixed(reading.time, places: 2), 8)
     let evidence = reading.talkEvidence
+    let loudness =
+      reading.loudness.map {
+        "  M \(level($0.momentaryLUFS))  S \(level($0.shortTermLUFS)) LUFS"
+      } ?? ""
     return
-      "\(time) s  [\(bar(peak: reading.peakDecibels, rms: reading.rmsDecibels))]  peak \(level(reading.peakDecibels))  rms \(level(reading.rmsDecibels)) dBFS  \(reading.isTalking ? "TALK   " : "silence")  speech \(level(evidence.speechDecibels))  open \(level(evidence.openDecibels))  floor \(level(evidence.noiseFloorDecibels))"
+      "\(time) s  [\(bar(peak: reading.peakDecibels, rms: reading.rmsDecibels))]  peak \(level(reading.peakDecibels))  rms \(level(reading.rmsDecibels)) dBFS\(loudness)  \(reading.isTalking ? "TALK   " : "silence")  speech \(level(evidence.speechDecibels))  open \(level(evidence.openDecibels))  floor \(level(evidence.noiseFloorDecibels))"
   }
 
   /// The closing lines: talk segments and totals.
@@ -51,6 +55,11 @@ public struct HumanMeterFormat: Sendable {
     lines.append(
       "Duration \(DecimalFormatting.fixed(summary.duration, places: 2)) s, peak \(level(summary.peakDecibels)) dBFS, RMS \(level(summary.rmsDecibels)) dBFS, talk \(DecimalFormatting.fixed(summary.talkSeconds, places: 2)) s in \(summary.talkSegments) segment\(summary.talkSegments == 1 ? "" : "s")"
     )
+    if let loudness = summary.loudness {
+      lines.append(
+        "Loudness: integrated \(trimmed(loudness.integratedLUFS)) LUFS, range \(trimmed(loudness.loudnessRangeLU)) LU, true peak \(trimmed(loudness.truePeakDBTP)) dBTP, momentary max \(trimmed(loudness.momentaryMaxLUFS)) LUFS, short-term max \(trimmed(loudness.shortTermMaxLUFS)) LUFS"
+      )
+    }
     if summary.channels.count > 1 {
       for (index, channel) in summary.channels.enumerated() {
         lines.append(
@@ -63,6 +72,10 @@ public struct HumanMeterFormat: Sendable {
 
   private func level(_ value: Double?) -> String {
     pad(value.map { DecimalFormatting.fixed($0, places: 1) } ?? "-inf", 6)
+  }
+
+  private func trimmed(_ value: Double?) -> String {
+    value.map { DecimalFormatting.fixed($0, places: 1) } ?? "-inf"
   }
 
   private func pad(_ text: String, _ width: Int) -> String {

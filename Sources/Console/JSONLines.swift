@@ -9,7 +9,7 @@ public enum JSONLines {
     case .level(let reading):
       let evidence = reading.talkEvidence
       return
-        "{\"event\":\"level\",\"time\":\(time(reading.time)),\"peak_dbfs\":\(db(reading.peakDecibels)),\"rms_dbfs\":\(db(reading.rmsDecibels)),\"envelope_dbfs\":\(db(reading.envelopeDecibels)),\"speech_dbfs\":\(db(evidence.speechDecibels)),\"noise_floor_dbfs\":\(db(evidence.noiseFloorDecibels)),\"open_dbfs\":\(db(evidence.openDecibels)),\"close_dbfs\":\(db(evidence.closeDecibels)),\"talking\":\(reading.isTalking)}"
+        "{\"event\":\"level\",\"time\":\(time(reading.time)),\"peak_dbfs\":\(db(reading.peakDecibels)),\"rms_dbfs\":\(db(reading.rmsDecibels)),\"envelope_dbfs\":\(db(reading.envelopeDecibels)),\"speech_dbfs\":\(db(evidence.speechDecibels)),\"noise_floor_dbfs\":\(db(evidence.noiseFloorDecibels)),\"open_dbfs\":\(db(evidence.openDecibels)),\"close_dbfs\":\(db(evidence.closeDecibels)),\"talking\":\(reading.isTalking)\(loudness(reading.loudness))}"
     case .talkStart(let time):
       return "{\"event\":\"talk_start\",\"time\":\(Self.time(time))}"
     case .talkEnd(let time):
@@ -19,8 +19,22 @@ public enum JSONLines {
         "{\"peak_dbfs\":\(db($0.peakDecibels)),\"rms_dbfs\":\(db($0.rmsDecibels))}"
       }.joined(separator: ",")
       return
-        "{\"event\":\"summary\",\"duration\":\(time(summary.duration)),\"peak_dbfs\":\(db(summary.peakDecibels)),\"rms_dbfs\":\(db(summary.rmsDecibels)),\"talk_seconds\":\(time(summary.talkSeconds)),\"talk_segments\":\(summary.talkSegments),\"invalid_samples\":\(summary.invalidSamples),\"channels\":[\(channels)]}"
+        "{\"event\":\"summary\",\"duration\":\(time(summary.duration)),\"peak_dbfs\":\(db(summary.peakDecibels)),\"rms_dbfs\":\(db(summary.rmsDecibels)),\"talk_seconds\":\(time(summary.talkSeconds)),\"talk_segments\":\(summary.talkSegments),\"invalid_samples\":\(summary.invalidSamples),\"channels\":[\(channels)]\(loudness(summary.loudness))}"
     }
+  }
+
+  /// The loudness members of a level event (none when not measured).
+  static func loudness(_ value: MomentaryLoudness?) -> String {
+    guard let value else { return "" }
+    return
+      ",\"momentary_lufs\":\(db(value.momentaryLUFS)),\"short_term_lufs\":\(db(value.shortTermLUFS))"
+  }
+
+  /// The loudness members of the summary (none when not measured).
+  static func loudness(_ value: LoudnessSummary?) -> String {
+    guard let value else { return "" }
+    return
+      ",\"integrated_lufs\":\(db(value.integratedLUFS)),\"loudness_range_lu\":\(db(value.loudnessRangeLU)),\"true_peak_dbtp\":\(db(value.truePeakDBTP)),\"momentary_max_lufs\":\(db(value.momentaryMaxLUFS)),\"short_term_max_lufs\":\(db(value.shortTermMaxLUFS))"
   }
 
   /// A JSON string literal with the characters JSON requires escaped.

@@ -98,6 +98,11 @@ struct Meter: ParsableCommand {
   var channel: Int?
   @Flag(help: "Report RMS with the AES17 convention (full-scale sine = 0 dB RMS).")
   var aes17 = false
+  @Flag(
+    help:
+      "Also measure loudness (EBU R128 / ITU-R BS.1770-4): momentary and short-term LUFS per reading; integrated LUFS, loudness range, true peak (dBTP) in the summary."
+  )
+  var loudness = false
   @OptionGroup(title: "Talk detection")
   var talk: TalkOptions
 
@@ -106,6 +111,7 @@ struct Meter: ParsableCommand {
     var meterSettings = MeterSettings()
     meterSettings.talk = talk.settings
     meterSettings.rmsConvention = aes17 ? .aes17 : .sox
+    meterSettings.measuresLoudness = loudness
     meterSettings.interval = interval?.value ?? (StandardOutput.isTerminal && !json ? 0.05 : 0.1)
     meterSettings.channel = try ChannelChoice.index(channel, capturing: devices.channels)
     var settings = LiveSettings()
@@ -138,6 +144,7 @@ struct Meter: ParsableCommand {
     settings.interval = interval?.value ?? 0.1
     settings.talk = talk.settings
     settings.rmsConvention = aes17 ? .aes17 : .sox
+    settings.measuresLoudness = loudness
     settings.channel = try ChannelChoice.index(
       channel, in: input, channelCount: reader.channelCount)
     let human = HumanMeterFormat()

@@ -17,6 +17,10 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
   public var open: Double
   public var close: Double
   public var isTalking: Bool
+  /// Whether loudness was measured; then momentary and short-term LUFS (NaN: not yet known).
+  public var hasLoudness = false
+  public var momentary: Double = .nan
+  public var shortTerm: Double = .nan
 
   init(_ event: MeterEvent) {
     switch event {
@@ -30,6 +34,11 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
       noiseFloor = evidence.noiseFloorDecibels ?? .nan
       open = evidence.openDecibels ?? .nan
       close = evidence.closeDecibels ?? .nan
+      if let loudness = reading.loudness {
+        hasLoudness = true
+        momentary = loudness.momentaryLUFS ?? .nan
+        shortTerm = loudness.shortTermLUFS ?? .nan
+      }
     case .talkStart(let time):
       self.init(kind: .talkStart, time: time, isTalking: true)
     case .talkEnd(let time):
@@ -63,7 +72,10 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
           envelopeDecibels: level(envelope), isTalking: isTalking,
           talkEvidence: TalkEvidence(
             speechDecibels: level(speech), noiseFloorDecibels: level(noiseFloor),
-            openDecibels: level(open), closeDecibels: level(close))))
+            openDecibels: level(open), closeDecibels: level(close)),
+          loudness: hasLoudness
+            ? MomentaryLoudness(momentaryLUFS: level(momentary), shortTermLUFS: level(shortTerm))
+            : nil))
     case .talkStart: return .talkStart(time: time)
     case .talkEnd: return .talkEnd(time: time)
     }

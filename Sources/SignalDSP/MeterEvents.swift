@@ -23,17 +23,33 @@ public struct LevelReading: Sendable, Equatable {
   public var isTalking: Bool
   /// The talk detector's level, floor and thresholds at the end of the interval.
   public var talkEvidence: TalkEvidence
+  /// Loudness at the end of the interval, when measured.
+  public var loudness: MomentaryLoudness?
 
   public init(
     time: Double, peakDecibels: Double?, rmsDecibels: Double?, envelopeDecibels: Double?,
-    isTalking: Bool, talkEvidence: TalkEvidence = TalkEvidence()
+    isTalking: Bool, talkEvidence: TalkEvidence = TalkEvidence(),
+    loudness: MomentaryLoudness? = nil
   ) {
     self.talkEvidence = talkEvidence
+    self.loudness = loudness
     self.time = time
     self.peakDecibels = peakDecibels
     self.rmsDecibels = rmsDecibels
     self.envelopeDecibels = envelopeDecibels
     self.isTalking = isTalking
+  }
+}
+
+/// Loudness at one instant: momentary (last 400 ms) and short-term (last
+/// 3 s) in LUFS; each `nil` until that much has been heard, or in silence.
+public struct MomentaryLoudness: Sendable, Equatable {
+  public var momentaryLUFS: Double?
+  public var shortTermLUFS: Double?
+
+  public init(momentaryLUFS: Double?, shortTermLUFS: Double?) {
+    self.momentaryLUFS = momentaryLUFS
+    self.shortTermLUFS = shortTermLUFS
   }
 }
 
@@ -59,6 +75,8 @@ public struct MeterSummary: Sendable, Equatable {
   public var channels: [ChannelLevels]
   /// NaN and infinite samples found (ignored by the levels).
   public var invalidSamples: Int
+  /// Loudness of the whole stream, when measured.
+  public var loudness: LoudnessSummary? = nil
 }
 
 /// Everything a meter reports, in stream order.

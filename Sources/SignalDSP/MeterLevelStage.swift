@@ -7,16 +7,22 @@ public struct IntervalLevels: Sendable, Equatable {
   public var peakDecibels: Double?
   /// RMS of the loudest metered channel (in the chosen convention), in dBFS.
   public var rmsDecibels: Double?
+  /// Loudness at the end of the interval, when measured.
+  public var loudness: MomentaryLoudness?
 
-  public init(time: Double, peakDecibels: Double?, rmsDecibels: Double?) {
+  public init(
+    time: Double, peakDecibels: Double?, rmsDecibels: Double?, loudness: MomentaryLoudness? = nil
+  ) {
     self.time = time
     self.peakDecibels = peakDecibels
     self.rmsDecibels = rmsDecibels
+    self.loudness = loudness
   }
 }
 
 /// The first half of the meter: screens samples for NaN and infinity,
-/// accumulates peak and RMS per interval and in total, and reduces each
+/// accumulates peak and RMS per interval and in total, measures loudness
+/// when asked (`LoudnessMeter`, every channel), and reduces each
 /// metered channel to its speech band at the talk detector's rate
 /// (`MeterTalkStage` is the second half).
 ///
@@ -45,6 +51,7 @@ public final class MeterLevelStage {
   private var bands: [SpeechBandFilter]
   private let channelBuffer: UnsafeMutableBufferPointer<Float>
   private var invalidSamples = 0
+  private let loudness: LoudnessMeter?
 
   public init(
     sampleRate: Double, channelCount: Int, settings: MeterSettings, maximumBlock: Int,
@@ -69,6 +76,10 @@ public final class MeterLevelStage {
     reducers = Array(repeating: BoxcarDecimator(factor: factor), count: meteredChannels.count)
     reducedRate = sampleRate / Double(factor)
     bands = Array(repeating: SpeechBandFilter(rate: reducedRate), count: meteredChannels.count)
+    loudness =
+      settings.measuresLoudness
+      ? LoudnessMeter(
+        sampleRate: sampleRate, channelCount: channelCount, maximumBlock: maximumBlock) : nil
     channelBuffer = .allocate(capacity: channelCount > 1 ? maximumBlock : 0)
     channelBuffer.initialize(repeating: 0)
   }
@@ -101,6 +112,7 @@ public final class MeterLevelStage {
     if screensNonFinite {
       invalidSamples += Self.replaceNonFinite(samples, count: frameCount * channelCount)
     }
+    loudness?.process(samples, frameCount: frameCount)
     var reducedCount = 0
     // Index loops: generic iterators may box their elements in unoptimised builds.
     for index in 0..<meteredChannels.count {
@@ -139,13 +151,17 @@ public final class MeterLevelStage {
     return MeterSummary(
       duration: time, peakDecibels: Self.loudestPeak(totalLevels),
       rmsDecibels: Self.loudestRMS(totalLevels).map { $0 + rmsOffset }, talkSeconds: 0,
-      talkSegments: 0, channels: channels, invalidSamples: invalidSamples)
+      talkSegments: 0, channels: channels, invalidSamples: invalidSamples,
+      loudness: loudness?.summary())
   }
 
   private func endInterval() -> IntervalLevels {
     let levels = IntervalLevels(
       time: time, peakDecibels: Self.loudestPeak(intervalLevels),
-      rmsDecibels: Self.loudestRMS(intervalLevels).map { $0 + rmsOffset })
+      rmsDecibels: Self.loudestRMS(intervalLevels).map { $0 + rmsOffset },
+      loudness: loudness.map {
+        MomentaryLoudness(momentaryLUFS: $0.momentaryLUFS, shortTermLUFS: $0.shortTermLUFS)
+      })
     for index in 0..<intervalLevels.count {
       totalLevels[index].merge(intervalLevels[index])
       intervalLevels[index].reset()

@@ -8,6 +8,8 @@ public struct MeterSettings: Sendable, Equatable {
   public var channel: Int?
   /// How RMS levels are referenced.
   public var rmsConvention: RMSConvention = .sox
+  /// Whether loudness (BS.1770 / EBU R128) and true peak are measured too.
+  public var measuresLoudness = false
 
   public init() {}
 }

@@ -89,7 +89,8 @@ public final class MeterTalkStage {
         LevelReading(
           time: levels.time, peakDecibels: levels.peakDecibels, rmsDecibels: levels.rmsDecibels,
           envelopeDecibels: Decibels.fromAmplitude(Double(lastEnvelope)),
-          isTalking: detector.isTalking, talkEvidence: detector.evidence)))
+          isTalking: detector.isTalking, talkEvidence: detector.evidence,
+          loudness: levels.loudness)))
   }
 
   /// Ends the stream: closes talk in progress and emits `levels` (the

@@ -6,7 +6,7 @@ import Testing
 
 @Suite(.serialized) struct LiveProcessorAllocationTests {
   /// The whole loopback path — conversion from the device format, meter,
-  /// talk detector, gain ramp, limiter, recording ring, mono mix for the
+  /// loudness and true peak, talk detector, gain ramp, limiter, recording ring, mono mix for the
   /// tone decoder — over many periods, with gain and mute changed and the
   /// rings drained while it runs: not one allocation on the audio thread,
   /// in mono, stereo and 5.1, and in every sample format.
@@ -18,6 +18,7 @@ import Testing
     settings.isRecording = true
     settings.isAnalyzing = true
     settings.gainDecibels = -6
+    settings.meter?.measuresLoudness = true
     let processor = LiveProcessor(settings: settings)
     let client = WatchedClient(processor)
     var configuration = DuplexConfiguration()
