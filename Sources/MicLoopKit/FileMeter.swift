@@ -7,10 +7,10 @@ import Synchronization
 /// memory stays flat for any length.
 ///
 /// Two threads share the work: a reader thread reads, converts, measures
-/// peak and RMS and reduces each channel to the talk detector's rate
-/// (`MeterLevelStage`) a few blocks ahead, while the calling thread runs
-/// the speech band, the envelope and the talk decisions (`MeterTalkStage`)
-/// and emits every event. The events are exactly those of a
+/// peak, RMS and true peak and reduces each channel to its speech band at
+/// the talk detector's rate (`MeterLevelStage`) a few blocks ahead, while
+/// the calling thread runs the envelope, the talk decisions and loudness
+/// (`MeterTalkStage`) and emits every event. The events are exactly those of a
 /// `MeterProcessor` fed the same file.
 public enum FileMeter {
   /// The outcome of metering a file.
@@ -36,7 +36,10 @@ public enum FileMeter {
     let capacity = levels.maximumReducedCount(forFrames: blockFrames)
     let talk = MeterTalkStage(
       envelopeRate: levels.reducedRate, channelCount: levels.meteredChannels.count,
-      settings: settings.talk, maximumCount: capacity)
+      settings: settings.talk, maximumCount: capacity,
+      loudness: settings.measuresLoudness
+        ? LoudnessMeter(sampleRate: reader.sampleRate, channelCount: reader.channelCount) : nil)
+    let channels = reader.channelCount
     let pipeline = ReducedBlockPipeline(
       levels: levels, reader: reader, blockFrames: blockFrames,
       intervalsPerBlock: blockFrames / levels.intervalFrames + 2)
@@ -54,12 +57,17 @@ public enum FileMeter {
       }
       let block = pipeline.nextFilled()
       var position = 0
+      var frame = 0
       for index in 0..<block.intervalCount {
         let interval = block.intervals[index]
+        talk.measureLoudness(
+          block.samples + frame * channels, frameCount: interval.frameEnd - frame)
         talk.listen(block.reduced, offset: position, count: interval.end - position, emit: emit)
         talk.report(interval.levels, emit: emit)
         position = interval.end
+        frame = interval.frameEnd
       }
+      talk.measureLoudness(block.samples + frame * channels, frameCount: block.frames - frame)
       talk.listen(block.reduced, offset: position, count: block.count - position, emit: emit)
       ending = block.ending
       pipeline.release()
@@ -83,25 +91,31 @@ public enum FileMeter {
   }
 }
 
-/// One block's worth of reduced signal on its way from the reader thread
-/// to the talk stage, with the intervals that ended inside it.
+/// One block of audio on its way from the reader thread to the talk
+/// stage: the frames as read, each metered channel's reduced speech band,
+/// and the intervals that ended inside it.
 final class ReducedBlock {
   enum Ending {
     case finished
     case failed(AudioFileError)
   }
 
+  /// The block's `frames` interleaved frames as read (screened).
+  let samples: UnsafeMutablePointer<Float>
+  var frames = 0
   /// Per metered channel, `count` reduced samples.
   let reduced: [UnsafeMutablePointer<Float>]
   var count = 0
-  /// Intervals that ended in this block, and after how many reduced samples.
-  let intervals: UnsafeMutableBufferPointer<(levels: IntervalLevels, end: Int)>
+  /// Intervals that ended in this block, after how many reduced samples and frames.
+  let intervals: UnsafeMutableBufferPointer<(levels: IntervalLevels, end: Int, frameEnd: Int)>
   var intervalCount = 0
   /// Set on the last block: the stream ended (or stopped) or failed.
   var ending: Ending?
 
-  init(channels: Int, capacity: Int, intervalCapacity: Int) {
-    reduced = (0..<channels).map { _ in
+  init(frames: Int, channels: Int, metered: Int, capacity: Int, intervalCapacity: Int) {
+    samples = .allocate(capacity: frames * channels)
+    samples.initialize(repeating: 0, count: frames * channels)
+    reduced = (0..<metered).map { _ in
       let buffer = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
       buffer.initialize(repeating: 0, count: capacity)
       return buffer
@@ -110,6 +124,7 @@ final class ReducedBlock {
   }
 
   deinit {
+    samples.deallocate()
     for buffer in reduced { buffer.deallocate() }
     intervals.deallocate()
   }
@@ -137,7 +152,8 @@ final class ReducedBlockPipeline: @unchecked Sendable {
     let capacity = levels.maximumReducedCount(forFrames: blockFrames)
     blocks = (0..<4).map { _ in
       ReducedBlock(
-        channels: levels.meteredChannels.count, capacity: capacity,
+        frames: blockFrames, channels: reader.channelCount,
+        metered: levels.meteredChannels.count, capacity: capacity,
         intervalCapacity: intervalsPerBlock)
     }
     free = DispatchSemaphore(value: blocks.count)
@@ -147,19 +163,18 @@ final class ReducedBlockPipeline: @unchecked Sendable {
   /// a stop is asked for; the last block carries the ending.
   func produce() {
     let channels = reader.channelCount
-    let input = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * channels)
-    defer { input.deallocate() }
     while true {
       free.wait()
       let block = blocks[nextToFill]
       nextToFill = (nextToFill + 1) % blocks.count
       block.count = 0
+      block.frames = 0
       block.intervalCount = 0
       block.ending = nil
       var frames = 0
       if !stopRequested.load(ordering: .relaxed) {
         do throws(AudioFileError) {
-          frames = try reader.read(into: input, frameCount: blockFrames)
+          frames = try reader.read(into: block.samples, frameCount: blockFrames)
         } catch {
           block.ending = .failed(error)
         }
@@ -168,14 +183,16 @@ final class ReducedBlockPipeline: @unchecked Sendable {
       while offset < frames {
         let slice = min(frames - offset, levels.framesLeftInInterval)
         let measured = levels.measure(
-          input + offset * channels, frameCount: slice, into: block.reduced, offset: block.count)
+          block.samples + offset * channels, frameCount: slice, into: block.reduced,
+          offset: block.count)
         block.count += measured.reducedCount
+        offset += slice
         if let interval = measured.finished {
-          block.intervals[block.intervalCount] = (interval, block.count)
+          block.intervals[block.intervalCount] = (interval, block.count, offset)
           block.intervalCount += 1
         }
-        offset += slice
       }
+      block.frames = frames
       if frames == 0 && block.ending == nil { block.ending = .finished }
       let isLast = block.ending != nil
       filled.signal()

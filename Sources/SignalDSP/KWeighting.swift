@@ -2,19 +2,23 @@
   import Glibc
 #endif
 
-/// The K-weighting of ITU-R BS.1770-4 for one channel: a high shelf of
-/// about +4 dB above 1.5 kHz (the head's effect) followed by a high-pass
-/// near 38 Hz (the RLB curve), both derived at any sample rate from their
-/// analogue definitions by the bilinear transform, so at 48 kHz they are
-/// the coefficients the standard tabulates.
+/// The K-weighting of ITU-R BS.1770-4 for up to two channels at once: a
+/// high shelf of about +4 dB above 1.5 kHz (the head's effect) followed by
+/// a high-pass near 38 Hz (the RLB curve), both derived at any sample rate
+/// from their analogue definitions by the bilinear transform, so at 48 kHz
+/// they are the coefficients the standard tabulates.
 ///
-/// Runs in double precision (the high-pass has poles very near 1).
+/// Runs in double precision (the high-pass has poles very near 1), the two
+/// channels in the two lanes of one vector: each filter is a chain from
+/// one sample to the next, and two chains side by side cost one.
 /// Real-time safe; one caller at a time.
 public struct KWeighting: Sendable {
   /// Shelf then high-pass, each (b0, b1, b2, a1, a2) with a0 = 1.
   public let shelf: (b0: Double, b1: Double, b2: Double, a1: Double, a2: Double)
   public let highPass: (b0: Double, b1: Double, b2: Double, a1: Double, a2: Double)
-  private var x1 = 0.0, x2 = 0.0, m1 = 0.0, m2 = 0.0, y1 = 0.0, y2 = 0.0
+  private var x1 = SIMD2<Double>(), x2 = SIMD2<Double>()
+  private var m1 = SIMD2<Double>(), m2 = SIMD2<Double>()
+  private var y1 = SIMD2<Double>(), y2 = SIMD2<Double>()
 
   public init(sampleRate: Double) {
     // The shelf: centre 1681.97 Hz, gain 4.00 dB, Q 0.7072 (BS.1770-4 table 1 at 48 kHz).
@@ -32,34 +36,49 @@ public struct KWeighting: Sendable {
     q = 0.500_327_037_323_877_3
     a0 = 1 + k / q + k * k
     highPass = (1, -2, 1, 2 * (k * k - 1) / a0, (1 - k / q + k * k) / a0)
+    // Run once here, so that an unoptimised build sets up the vector types'
+    // metadata now and not on the audio thread.
+    var probe = self
+    var silence: [Float] = [0, 0]
+    _ = probe.sumsOfSquares(&silence, first: 0, pair: true, count: 1, stride: 2)
   }
 
-  /// Filters `count` samples read `stride` apart from `samples` and returns
-  /// the sum of the squares of the weighted signal.
-  public mutating func sumOfSquares(
-    _ samples: UnsafePointer<Float>, count: Int, stride: Int
-  ) -> Double {
-    let s = shelf
-    let h = highPass
+  /// Filters `count` frames of interleaved audio with `stride` samples per
+  /// frame, channel `first` in lane 0 and, when `pair`, channel `first + 1`
+  /// in lane 1; returns the sums of the squares of the weighted signals.
+  public mutating func sumsOfSquares(
+    _ samples: UnsafePointer<Float>, first: Int, pair: Bool, count: Int, stride: Int
+  ) -> SIMD2<Double> {
+    let (b0, b1, b2) = (
+      SIMD2(repeating: shelf.b0), SIMD2(repeating: shelf.b1), SIMD2(repeating: shelf.b2)
+    )
+    let (a1, a2) = (SIMD2(repeating: shelf.a1), SIMD2(repeating: shelf.a2))
+    let (c1, c2) = (SIMD2(repeating: highPass.a1), SIMD2(repeating: highPass.a2))
     var (x1, x2, m1, m2, y1, y2) = (self.x1, self.x2, self.m1, self.m2, self.y1, self.y2)
-    var sum = 0.0
+    var sums = SIMD2<Double>()
+    let second = pair ? first + 1 : first
     for index in 0..<count {
-      let x = Double(samples[index * stride])
-      let m = s.b0 * x + s.b1 * x1 + s.b2 * x2 - s.a1 * m1 - s.a2 * m2
-      let y = m - 2 * m1 + m2 - h.a1 * y1 - h.a2 * y2
+      let frame = samples + index * stride
+      let x = SIMD2(Double(frame[first]), pair ? Double(frame[second]) : 0)
+      let m = b0 * x + b1 * x1 + b2 * x2 - a1 * m1 - a2 * m2
+      let y = m - 2 * m1 + m2 - c1 * y1 - c2 * y2
       x2 = x1
       x1 = x
       m2 = m1
       m1 = m
       y2 = y1
       y1 = y
-      sum += y * y
+      sums += y * y
     }
     // A decay into subnormal numbers would slow every later sample.
-    if abs(y1) < 1e-30 && abs(m1) < 1e-30 && abs(x1) < 1e-30 {
-      (x1, x2, m1, m2, y1, y2) = (0, 0, 0, 0, 0, 0)
+    let tiny = SIMD2<Double>(repeating: 1e-30)
+    if all(
+      (y1 .< tiny) .& (y1 .> -tiny) .& (m1 .< tiny) .& (m1 .> -tiny) .& (x1 .< tiny)
+        .& (x1 .> -tiny))
+    {
+      (x1, x2, m1, m2, y1, y2) = (.zero, .zero, .zero, .zero, .zero, .zero)
     }
     (self.x1, self.x2, self.m1, self.m2, self.y1, self.y2) = (x1, x2, m1, m2, y1, y2)
-    return sum
+    return sums
   }
 }

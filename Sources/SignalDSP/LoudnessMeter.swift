@@ -29,7 +29,7 @@ public struct LoudnessSummary: Sendable, Equatable {
 /// the last 3 s, both updated every 100 ms; integrated loudness from the
 /// 400 ms blocks with the absolute (−70 LUFS) and relative (−10 LU) gates;
 /// loudness range from 3 s blocks taken every second (as libebur128 does)
-/// with a −20 LU relative gate; true peak by oversampling.
+/// with a −20 LU relative gate. True peak is `TruePeakMeter`'s, per channel.
 ///
 /// Channel weights follow the channel count: 1–3 channels weigh 1 (L, R,
 /// C); 4 are L, R, Ls, Rs; 5 are L, R, C, Ls, Rs; 6 are 5.1 in WAV order
@@ -46,8 +46,8 @@ public final class LoudnessMeter {
   public let weights: [Double]
   /// Frames per 100 ms step.
   public let stepFrames: Int
+  /// One filter per pair of channels.
   private var filters: [KWeighting]
-  private let truePeaks: [TruePeakMeter]
   private var channelSums: [Double]
   private var framesInStep = 0
   /// Weighted mean-square energy of the last 30 steps, as a ring.
@@ -60,16 +60,13 @@ public final class LoudnessMeter {
   private var momentaryMax: Double?
   private var shortTermMax: Double?
 
-  public init(sampleRate: Double, channelCount: Int, maximumBlock: Int) {
-    precondition(sampleRate > 0 && channelCount > 0 && maximumBlock > 0)
+  public init(sampleRate: Double, channelCount: Int) {
+    precondition(sampleRate > 0 && channelCount > 0)
     self.sampleRate = sampleRate
     self.channelCount = channelCount
     weights = Self.weights(channelCount: channelCount)
     stepFrames = max(1, Int((sampleRate / 10).rounded()))
-    filters = Array(repeating: KWeighting(sampleRate: sampleRate), count: channelCount)
-    truePeaks = (0..<channelCount).map { _ in
-      TruePeakMeter(sampleRate: sampleRate, maximumBlock: maximumBlock)
-    }
+    filters = Array(repeating: KWeighting(sampleRate: sampleRate), count: (channelCount + 1) / 2)
     channelSums = Array(repeating: 0, count: channelCount)
     steps = Array(repeating: 0, count: 30)
   }
@@ -90,17 +87,19 @@ public final class LoudnessMeter {
   /// Short-term loudness (last 3 s) in LUFS; `nil` before 3 s.
   public var shortTermLUFS: Double? { shortTermEnergy.flatMap(Self.loudness) }
 
-  /// Measures `frameCount` interleaved frames (at most `maximumBlock`).
+  /// Measures `frameCount` interleaved frames.
   public func process(_ samples: UnsafePointer<Float>, frameCount: Int) {
-    for channel in 0..<channelCount where weights[channel] > 0 {
-      truePeaks[channel].process(samples + channel, count: frameCount, stride: channelCount)
-    }
     var offset = 0
     while offset < frameCount {
       let count = min(frameCount - offset, stepFrames - framesInStep)
-      for channel in 0..<channelCount where weights[channel] > 0 {
-        channelSums[channel] += filters[channel].sumOfSquares(
-          samples + offset * channelCount + channel, count: count, stride: channelCount)
+      for pair in 0..<filters.count {
+        let first = 2 * pair
+        let hasSecond = first + 1 < channelCount
+        let sums = filters[pair].sumsOfSquares(
+          samples + offset * channelCount, first: first, pair: hasSecond, count: count,
+          stride: channelCount)
+        channelSums[first] += sums[0]
+        if hasSecond { channelSums[first + 1] += sums[1] }
       }
       framesInStep += count
       offset += count
@@ -108,14 +107,11 @@ public final class LoudnessMeter {
     }
   }
 
-  /// Everything measured so far.
-  public func summary() -> LoudnessSummary {
-    var truePeak: Float = 0
-    for meter in truePeaks { truePeak = max(truePeak, meter.peak) }
-    return LoudnessSummary(
+  /// Everything measured so far, with `truePeakDBTP` as given.
+  public func summary(truePeakDBTP: Double?) -> LoudnessSummary {
+    LoudnessSummary(
       integratedLUFS: blocks.gatedLoudness(relativeGate: -10),
-      loudnessRangeLU: shortTermBlocks.range(),
-      truePeakDBTP: Decibels.fromAmplitude(Double(truePeak)),
+      loudnessRangeLU: shortTermBlocks.range(), truePeakDBTP: truePeakDBTP,
       momentaryMaxLUFS: momentaryMax.flatMap(Self.loudness),
       shortTermMaxLUFS: shortTermMax.flatMap(Self.loudness))
   }

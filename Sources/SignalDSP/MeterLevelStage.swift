@@ -21,8 +21,8 @@ public struct IntervalLevels: Sendable, Equatable {
 }
 
 /// The first half of the meter: screens samples for NaN and infinity,
-/// accumulates peak and RMS per interval and in total, measures loudness
-/// when asked (`LoudnessMeter`, every channel), and reduces each
+/// accumulates peak and RMS per interval and in total (and the true peak
+/// of every channel when loudness is measured), and reduces each
 /// metered channel to its speech band at the talk detector's rate
 /// (`MeterTalkStage` is the second half).
 ///
@@ -51,7 +51,7 @@ public final class MeterLevelStage {
   private var bands: [SpeechBandFilter]
   private let channelBuffer: UnsafeMutableBufferPointer<Float>
   private var invalidSamples = 0
-  private let loudness: LoudnessMeter?
+  private let truePeaks: [TruePeakMeter]
 
   public init(
     sampleRate: Double, channelCount: Int, settings: MeterSettings, maximumBlock: Int,
@@ -76,10 +76,11 @@ public final class MeterLevelStage {
     reducers = Array(repeating: BoxcarDecimator(factor: factor), count: meteredChannels.count)
     reducedRate = sampleRate / Double(factor)
     bands = Array(repeating: SpeechBandFilter(rate: reducedRate), count: meteredChannels.count)
-    loudness =
+    truePeaks =
       settings.measuresLoudness
-      ? LoudnessMeter(
-        sampleRate: sampleRate, channelCount: channelCount, maximumBlock: maximumBlock) : nil
+      ? (0..<channelCount).map { _ in
+        TruePeakMeter(sampleRate: sampleRate, maximumBlock: maximumBlock)
+      } : []
     channelBuffer = .allocate(capacity: channelCount > 1 ? maximumBlock : 0)
     channelBuffer.initialize(repeating: 0)
   }
@@ -112,7 +113,9 @@ public final class MeterLevelStage {
     if screensNonFinite {
       invalidSamples += Self.replaceNonFinite(samples, count: frameCount * channelCount)
     }
-    loudness?.process(samples, frameCount: frameCount)
+    for channel in 0..<truePeaks.count {
+      truePeaks[channel].process(samples + channel, count: frameCount, stride: channelCount)
+    }
     var reducedCount = 0
     // Index loops: generic iterators may box their elements in unoptimised builds.
     for index in 0..<meteredChannels.count {
@@ -152,16 +155,23 @@ public final class MeterLevelStage {
       duration: time, peakDecibels: Self.loudestPeak(totalLevels),
       rmsDecibels: Self.loudestRMS(totalLevels).map { $0 + rmsOffset }, talkSeconds: 0,
       talkSegments: 0, channels: channels, invalidSamples: invalidSamples,
-      loudness: loudness?.summary())
+      loudness: truePeaks.isEmpty ? nil : truePeakOnly())
+  }
+
+  /// A loudness summary with only the true peak, for the talk stage to complete.
+  private func truePeakOnly() -> LoudnessSummary {
+    var peak: Float = 0
+    for meter in truePeaks { peak = max(peak, meter.peak) }
+    return LoudnessSummary(
+      integratedLUFS: nil, loudnessRangeLU: nil,
+      truePeakDBTP: Decibels.fromAmplitude(Double(peak)), momentaryMaxLUFS: nil,
+      shortTermMaxLUFS: nil)
   }
 
   private func endInterval() -> IntervalLevels {
     let levels = IntervalLevels(
       time: time, peakDecibels: Self.loudestPeak(intervalLevels),
-      rmsDecibels: Self.loudestRMS(intervalLevels).map { $0 + rmsOffset },
-      loudness: loudness.map {
-        MomentaryLoudness(momentaryLUFS: $0.momentaryLUFS, shortTermLUFS: $0.shortTermLUFS)
-      })
+      rmsDecibels: Self.loudestRMS(intervalLevels).map { $0 + rmsOffset })
     for index in 0..<intervalLevels.count {
       totalLevels[index].merge(intervalLevels[index])
       intervalLevels[index].reset()

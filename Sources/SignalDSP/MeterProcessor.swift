@@ -50,7 +50,9 @@ public final class MeterProcessor {
     let capacity = levels.maximumReducedCount(forFrames: maximumBlock)
     talk = MeterTalkStage(
       envelopeRate: levels.reducedRate, channelCount: levels.meteredChannels.count,
-      settings: settings.talk, maximumCount: capacity)
+      settings: settings.talk, maximumCount: capacity,
+      loudness: settings.measuresLoudness
+        ? LoudnessMeter(sampleRate: sampleRate, channelCount: channelCount) : nil)
     reduced = levels.meteredChannels.map { _ in
       let buffer = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
       buffer.initialize(repeating: 0, count: capacity)
@@ -74,8 +76,9 @@ public final class MeterProcessor {
     var offset = 0
     while offset < frameCount {
       let count = min(frameCount - offset, levels.framesLeftInInterval, maximumBlock)
-      let measured = levels.measure(
-        samples + offset * channelCount, frameCount: count, into: reduced, offset: 0)
+      let slice = samples + offset * channelCount
+      let measured = levels.measure(slice, frameCount: count, into: reduced, offset: 0)
+      talk.measureLoudness(slice, frameCount: count)
       talk.listen(reduced, offset: 0, count: measured.reducedCount, emit: emit)
       if let interval = measured.finished { talk.report(interval, emit: emit) }
       offset += count

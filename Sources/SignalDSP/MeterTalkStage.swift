@@ -1,5 +1,6 @@
 /// The second half of the meter: the envelope and power of each channel's
 /// speech band from `MeterLevelStage`, talk decisions on the loudest,
+/// loudness when asked (`LoudnessMeter`, fed the full-rate frames),
 /// and every event in stream order (levels, talk starts and ends, the
 /// summary).
 ///
@@ -18,11 +19,15 @@ public final class MeterTalkStage {
   private var talkStartTime: Double?
   private var talkSeconds = 0.0
   private var talkSegments = 0
+  private let loudness: LoudnessMeter?
 
+  /// - Parameter loudness: the meter for `measureLoudness`, when loudness is measured.
   public init(
-    envelopeRate: Double, channelCount: Int, settings: TalkDetectorSettings, maximumCount: Int
+    envelopeRate: Double, channelCount: Int, settings: TalkDetectorSettings, maximumCount: Int,
+    loudness: LoudnessMeter? = nil
   ) {
     precondition(envelopeRate > 0 && channelCount > 0 && maximumCount > 0)
+    self.loudness = loudness
     self.envelopeRate = envelopeRate
     self.maximumCount = maximumCount
     followers = Array(
@@ -30,6 +35,12 @@ public final class MeterTalkStage {
         attackTime: settings.attackTime, releaseTime: settings.releaseTime,
         sampleRate: envelopeRate), count: channelCount)
     detector = TalkDetector(settings: settings, envelopeRate: envelopeRate)
+    defer {
+      // An unoptimised build sets up the metadata of generic types (the
+      // optional loudness of a reading) on first use: let that be here,
+      // not on the audio thread.
+      report(IntervalLevels(time: 0, peakDecibels: nil, rmsDecibels: nil)) { _ in }
+    }
     powerBuffers = (0..<channelCount).map { _ in
       let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: maximumCount)
       buffer.initialize(repeating: 0)
@@ -81,6 +92,12 @@ public final class MeterTalkStage {
     }
   }
 
+  /// Feeds the full-rate interleaved frames of the stream, in order, to
+  /// the loudness meter (nothing when loudness is not measured).
+  public func measureLoudness(_ samples: UnsafePointer<Float>, frameCount: Int) {
+    loudness?.process(samples, frameCount: frameCount)
+  }
+
   /// Emits the level reading of an interval that ends after the samples
   /// listened to so far.
   public func report(_ levels: IntervalLevels, emit: (MeterEvent) -> Void) {
@@ -90,16 +107,22 @@ public final class MeterTalkStage {
           time: levels.time, peakDecibels: levels.peakDecibels, rmsDecibels: levels.rmsDecibels,
           envelopeDecibels: Decibels.fromAmplitude(Double(lastEnvelope)),
           isTalking: detector.isTalking, talkEvidence: detector.evidence,
-          loudness: levels.loudness)))
+          loudness: loudness.map {
+            MomentaryLoudness(momentaryLUFS: $0.momentaryLUFS, shortTermLUFS: $0.shortTermLUFS)
+          })))
   }
 
   /// Ends the stream: closes talk in progress and emits `levels` (the
-  /// level stage's summary) completed with the talk totals.
+  /// level stage's summary, with the true peak) completed with the talk
+  /// totals and the loudness.
   public func finish(_ levels: MeterSummary, emit: (MeterEvent) -> Void) {
     if let transition = detector.finish() { handle(transition, emit: emit) }
     var summary = levels
     summary.talkSeconds = talkSeconds
     summary.talkSegments = talkSegments
+    if let loudness {
+      summary.loudness = loudness.summary(truePeakDBTP: levels.loudness?.truePeakDBTP)
+    }
     emit(.summary(summary))
   }
 

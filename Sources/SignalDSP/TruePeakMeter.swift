@@ -65,15 +65,35 @@ public final class TruePeakMeter {
     for index in 0..<count { buffer[history + index] = samples[index * stride] }
     var start = 0
     while start < count {
-      let end = min(count, start + 32)
-      // The interpolated values between sample start and end depend on
-      // samples start − history ... end − 1 of the block.
-      var local: Float = 0
-      for index in start..<(end + history) { local = max(local, abs(buffer[index])) }
-      if local * overshoot > peak { interpolate(from: start, to: end) }
+      let end = min(count, start + Self.run)
+      // Values between samples start and end depend on the run and the
+      // `history` samples before it, all within this run and the last.
+      let runPeak = Self.peak(buffer + history + start, count: end - start)
+      if max(runPeak, previousRunPeak) * overshoot > peak { interpolate(from: start, to: end) }
+      previousRunPeak = runPeak
       start = end
     }
-    (buffer).update(from: buffer + count, count: history)
+    buffer.update(from: buffer + count, count: history)
+  }
+
+  /// Samples per run checked for skipping (at least the history).
+  private static let run = 32
+  private var previousRunPeak: Float = 0
+
+  private static func peak(_ values: UnsafePointer<Float>, count: Int) -> Float {
+    var lanes = SIMD4<Float>()
+    var index = 0
+    while index + 4 <= count {
+      let v = UnsafeRawPointer(values + index).loadUnaligned(as: SIMD4<Float>.self)
+      lanes = pointwiseMax(lanes, magnitude(v))
+      index += 4
+    }
+    var result = lanes.max()
+    while index < count {
+      result = Swift.max(result, Swift.abs(values[index]))
+      index += 1
+    }
+    return result
   }
 
   private func interpolate(from start: Int, to end: Int) {

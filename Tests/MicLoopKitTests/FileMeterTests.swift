@@ -114,8 +114,8 @@ import Testing
 
   /// The file meter splits the work over two threads; its events must be
   /// exactly those of the one-thread processor on the same samples, for any
-  /// interval, channel count and block size (seeded noise bursts, so talk
-  /// starts and ends too).
+  /// interval, channel count and block size, loudness included (seeded
+  /// noise bursts, so talk starts and ends too).
   @Test(arguments: [(1, 0.1, 16_384), (2, 0.0371, 4_096), (3, 0.001, 1_000)])
   func eventsEqualTheOneThreadProcessor(channels: Int, interval: Double, block: Int) throws {
     let files = try TestFiles()
@@ -132,6 +132,7 @@ import Testing
     let file = try files.writeFloatWAV("noise.wav", samples: samples, channels: channels)
     var settings = MeterSettings()
     settings.interval = interval
+    settings.measuresLoudness = true
     var threaded = [MeterEvent]()
     _ = try FileMeter.run(
       try AudioFileReader(path: file), settings: settings, blockFrames: block
