@@ -208,12 +208,18 @@ public struct TalkDetector: Sendable {
 
   /// The background (15th percentile, never below `minimumFloor`) of a
   /// level distribution and its spread (15th minus 3rd percentile, at least
-  /// 1 dB), in one scan; `current` stands in while the window is empty.
+  /// 1 dB); `current` stands in while the window is empty. When the 3rd
+  /// percentile is digital silence, the background is `minimumFloor`.
   private func backgroundAndSpread(_ levels: LevelDistribution, current: Double) -> (
     background: Double, spread: Double
   ) {
     let (lowest, background) = levels.trackedPercentiles ?? (current, current)
     let floor = settings.minimumFloor
+    // Digital silence in the window (a gated or synthesized recording):
+    // that is the background, and it does not fluctuate. Without this the
+    // words between the silences would count as background spread and push
+    // the thresholds above any voice.
+    if lowest <= floor { return (floor, 1) }
     return (max(floor, background), max(1, max(floor, background) - max(floor, lowest)))
   }
 

@@ -90,6 +90,25 @@ import Testing
     #expect(ends.count == 1)
   }
 
+  /// Synthesized or noise-gated speech has digital silence between words:
+  /// that silence is the background, and every sentence is talk.
+  @Test func speechWithDigitalSilenceBetweenWordsIsTalk() throws {
+    let files = try TestFiles()
+    let speech = files.path("speech.wav")
+    try files.run([
+      "espeak-ng", "-w", speech, "Welcome to the show. Today we talk about microphones.",
+    ])
+    let file = files.path("padded.wav")
+    try files.run(["sox", speech, file, "pad", "1", "1"])
+    var starts = [Double]()
+    let outcome = try FileMeter.run(try AudioFileReader(path: file), settings: MeterSettings()) {
+      if case .talkStart(let time) = $0 { starts.append(time) }
+    }
+    #expect(!starts.isEmpty)
+    #expect(abs((starts.first ?? 0) - 1.0) < 0.2, "\(starts)")
+    #expect(outcome.summary.talkSeconds > 2, "\(outcome.summary.talkSeconds) s of talk")
+  }
+
   @Test func truncatedWAVIsReportedAfterItsFrames() throws {
     let files = try TestFiles()
     let whole = files.path("whole.wav")
