@@ -177,7 +177,8 @@ public final class AudioFileReader {
     }
   }
 
-  private var displayPath: String { path == "-" ? "standard input" : path }
+  /// The path as messages name it ("standard input" for `-`).
+  public var displayPath: String { path == "-" ? "standard input" : path }
 
   /// Frames the data chunk's header claims when libsndfile had to shorten it
   /// to the bytes present (it notes this in its log).

@@ -33,20 +33,13 @@ public enum FileMeter {
     let levels = MeterLevelStage(
       sampleRate: reader.sampleRate, channelCount: reader.channelCount, settings: settings,
       maximumBlock: blockFrames, screensNonFinite: reader.canHoldNonFiniteSamples)
-    let capacity = levels.maximumReducedCount(forFrames: blockFrames)
-    let talk = MeterTalkStage(
-      envelopeRate: levels.reducedRate, channelCount: levels.meteredChannels.count,
-      settings: settings.talk, maximumCount: capacity,
-      loudness: settings.measuresLoudness
-        ? LoudnessMeter(sampleRate: reader.sampleRate, channelCount: reader.channelCount) : nil)
+    let talk = MeterTalkStage(following: levels, settings: settings, blockFrames: blockFrames)
     let channels = reader.channelCount
     let pipeline = ReducedBlockPipeline(
       levels: levels, reader: reader, blockFrames: blockFrames,
       intervalsPerBlock: blockFrames / levels.intervalFrames + 2)
     guard let thread = BackgroundThread({ pipeline.produce() }) else {
-      throw .readFailed(
-        path: reader.path == "-" ? "standard input" : reader.path,
-        reason: "no thread to read with")
+      throw .readFailed(path: reader.displayPath, reason: "no thread to read with")
     }
     var stopped = false
     var ending: ReducedBlock.Ending?
@@ -75,7 +68,7 @@ public enum FileMeter {
     thread.join()
     if case .failed(let error) = ending { throw error }
     if reader.framesRead == 0 {
-      throw .empty(path: reader.path == "-" ? "standard input" : reader.path)
+      throw .empty(path: reader.displayPath)
     }
     if let interval = levels.finishInterval() { talk.report(interval, emit: emit) }
     var summary: MeterSummary?

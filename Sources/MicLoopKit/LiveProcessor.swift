@@ -163,15 +163,6 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     let ringFrames = Int(settings.recordingBuffer * Double(format.sampleRate))
     analysis = settings.isAnalyzing ? SPSCRing(capacity: ringFrames) : nil
     recording = settings.isRecording ? SPSCRing(capacity: ringFrames * format.channelCount) : nil
-    // The first level event's types, set up here rather than on the audio
-    // thread (an unoptimised build does that on first use).
-    _ =
-      LiveEvent(
-        .level(
-          LevelReading(
-            time: 0, peakDecibels: nil, rmsDecibels: nil, envelopeDecibels: nil, isTalking: false,
-            loudness: MomentaryLoudness(momentaryLUFS: nil, shortTermLUFS: nil)))
-      ).meterEvent
     meter = settings.meter.map {
       MeterProcessor(
         sampleRate: Double(format.sampleRate), channelCount: format.channelCount, settings: $0,

@@ -36,11 +36,6 @@ public struct KWeighting: Sendable {
     q = 0.500_327_037_323_877_3
     a0 = 1 + k / q + k * k
     highPass = (1, -2, 1, 2 * (k * k - 1) / a0, (1 - k / q + k * k) / a0)
-    // Run once here, so that an unoptimised build sets up the vector types'
-    // metadata now and not on the audio thread.
-    var probe = self
-    var silence: [Float] = [0, 0]
-    _ = probe.sumsOfSquares(&silence, first: 0, pair: true, count: 1, stride: 2)
   }
 
   /// Filters `count` frames of interleaved audio with `stride` samples per

@@ -7,16 +7,11 @@ public struct IntervalLevels: Sendable, Equatable {
   public var peakDecibels: Double?
   /// RMS of the loudest metered channel (in the chosen convention), in dBFS.
   public var rmsDecibels: Double?
-  /// Loudness at the end of the interval, when measured.
-  public var loudness: MomentaryLoudness?
 
-  public init(
-    time: Double, peakDecibels: Double?, rmsDecibels: Double?, loudness: MomentaryLoudness? = nil
-  ) {
+  public init(time: Double, peakDecibels: Double?, rmsDecibels: Double?) {
     self.time = time
     self.peakDecibels = peakDecibels
     self.rmsDecibels = rmsDecibels
-    self.loudness = loudness
   }
 }
 

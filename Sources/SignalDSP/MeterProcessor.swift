@@ -48,11 +48,7 @@ public final class MeterProcessor {
       sampleRate: sampleRate, channelCount: channelCount, settings: settings,
       maximumBlock: maximumBlock, screensNonFinite: screensNonFinite)
     let capacity = levels.maximumReducedCount(forFrames: maximumBlock)
-    talk = MeterTalkStage(
-      envelopeRate: levels.reducedRate, channelCount: levels.meteredChannels.count,
-      settings: settings.talk, maximumCount: capacity,
-      loudness: settings.measuresLoudness
-        ? LoudnessMeter(sampleRate: sampleRate, channelCount: channelCount) : nil)
+    talk = MeterTalkStage(following: levels, settings: settings, blockFrames: maximumBlock)
     reduced = levels.meteredChannels.map { _ in
       let buffer = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
       buffer.initialize(repeating: 0, count: capacity)

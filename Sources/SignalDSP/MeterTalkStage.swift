@@ -48,6 +48,20 @@ public final class MeterTalkStage {
     }
   }
 
+  /// The talk stage for `levels`: its reduced rate and metered channels,
+  /// `settings`' talk detector, and a loudness meter over all of its
+  /// channels when `settings` measures loudness; `listen` takes at most
+  /// the reduced samples of `blockFrames` frames.
+  public convenience init(
+    following levels: MeterLevelStage, settings: MeterSettings, blockFrames: Int
+  ) {
+    self.init(
+      envelopeRate: levels.reducedRate, channelCount: levels.meteredChannels.count,
+      settings: settings.talk, maximumCount: levels.maximumReducedCount(forFrames: blockFrames),
+      loudness: settings.measuresLoudness
+        ? LoudnessMeter(sampleRate: levels.sampleRate, channelCount: levels.channelCount) : nil)
+  }
+
   deinit { for buffer in powerBuffers { buffer.deallocate() } }
 
   /// Whether talk is in progress.

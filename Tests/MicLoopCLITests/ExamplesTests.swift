@@ -77,8 +77,7 @@ import Testing
     defer { close(keys) }
     // Silence keeps the speaker running, so its monitor hears the tone
     // from its first sample (an idle sink's monitor starts late).
-    let silence = try sine("silence.wav", seconds: 20, volume: 0)
-    let keepAlive = try devices.play(silence, into: "spk")
+    let keepAlive = try devices.keepRunning("spk")
     defer { keepAlive.signal(SIGTERM) }
     usleep(500_000)
     let heard = file("tone.wav")
