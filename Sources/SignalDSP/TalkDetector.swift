@@ -79,6 +79,20 @@ public struct TalkDetector: Sendable {
   public private(set) var evidence = TalkEvidence()
   /// Frames while the filters and the envelope settle: not used for the floor.
   private var warmUpFrames = 3
+  /// The last second of click-free levels: when it holds steady, what is
+  /// there is a new background (a fan switched on), not talk.
+  private var recentLevels: LevelDistribution
+  private let recentCount: Int
+  /// Frames since talk opened (0 while closed).
+  private var talkFrames = 0
+  /// The backgrounds of the band level and of the envelope, as talk in
+  /// progress may move them.
+  private var heldBackground = HeldBackground()
+  private var heldEnvelopeBackground = HeldBackground()
+  /// How steady the last `steadySeconds` must be (p90 − p10, dB) to count
+  /// as background at once.
+  static let steadySpread = 3.0
+  static let steadySeconds = 2.0
 
   public init(settings: TalkDetectorSettings, envelopeRate: Double) {
     self.settings = settings
@@ -93,6 +107,8 @@ public struct TalkDetector: Sendable {
     distribution = LevelDistribution(windowCount: windowCount)
     // Its own storage: a copy would share it and copy on the audio thread.
     envelopeDistribution = LevelDistribution(windowCount: windowCount)
+    recentCount = max(8, Int((Self.steadySeconds * framesPerSecond).rounded()))
+    recentLevels = LevelDistribution(windowCount: recentCount, tracked: (0.1, 0.9))
     let hold = Int64((settings.holdTime * envelopeRate).rounded())
     if settings.isAbsolute {
       trigger = SchmittTrigger(
@@ -187,23 +203,58 @@ public struct TalkDetector: Sendable {
     recentPowers[recentIndex] = decibels
     recentIndex = (recentIndex + 1) % 5
     let level = Double(Self.medianOfFive(recentPowers))
-    distribution.add(level)
     let envelopeLevel = Decibels.fromAmplitude(Double(mean)) ?? -140
+    distribution.add(level)
     envelopeDistribution.add(envelopeLevel)
+    recentLevels.add(level)
     // The evidence, on click-free band power.
-    let (background, spread) = backgroundAndSpread(distribution, current: level)
+    let window = backgroundAndSpread(distribution, current: level)
+    let envelopeWindow = backgroundAndSpread(envelopeDistribution, current: envelopeLevel)
+    let talkSeconds = talkSecondsAfterThisFrame()
+    let steady = steadyLevel
+    let (background, spread) = heldBackground.update(
+      window: window, talkSeconds: talkSeconds, steadyLevel: steady)
     let (openOffset, closeOffset) = offsets(spread: spread)
     evidence = TalkEvidence(
       speechDecibels: level, noiseFloorDecibels: background,
       openDecibels: background + openOffset, closeDecibels: background + closeOffset)
-    // The trigger, on the envelope: the same rule above the envelope's own background.
-    let (envelopeBackground, envelopeSpread) = backgroundAndSpread(
-      envelopeDistribution, current: envelopeLevel)
+    // The trigger, on the envelope: the same rule above the envelope's own
+    // background (a steady level moves to the envelope's scale by the
+    // difference of the two windows' backgrounds).
+    let (envelopeBackground, envelopeSpread) = heldEnvelopeBackground.update(
+      window: envelopeWindow, talkSeconds: talkSeconds,
+      steadyLevel: steady.map { $0 + envelopeWindow.background - window.background })
     let (envelopeOpen, envelopeClose) = offsets(spread: envelopeSpread)
     trigger.openThreshold =
       level >= background + openOffset
       ? Float(Decibels.amplitude(envelopeBackground + envelopeOpen)) : .infinity
-    trigger.closeThreshold = Float(Decibels.amplitude(envelopeBackground + envelopeClose))
+    // Talk in progress ends on the click-free level too: key clicks keep
+    // the envelope up between words, never the median of 50 ms.
+    trigger.closeThreshold =
+      trigger.isOpen && level < background + closeOffset
+      ? .infinity : Float(Decibels.amplitude(envelopeBackground + envelopeClose))
+  }
+
+  /// Seconds talk has been open at this frame (0 on its first), `nil`
+  /// while closed.
+  private mutating func talkSecondsAfterThisFrame() -> Double? {
+    guard trigger.isOpen else {
+      talkFrames = 0
+      return nil
+    }
+    defer { talkFrames += 1 }
+    return Double(talkFrames) * Double(frameLength) / envelopeRate
+  }
+
+  /// The level of the last `steadySeconds` when they held within
+  /// `steadySpread` dB (their 10th percentile): that is background whatever
+  /// the window says, so a fan switched on ends talk after two seconds, not
+  /// after the window. Speech never holds that steady. `nil` otherwise.
+  private var steadyLevel: Double? {
+    guard recentLevels.count == recentCount,
+      let (low, high) = recentLevels.trackedPercentiles, high - low <= Self.steadySpread
+    else { return nil }
+    return low
   }
 
   /// The background (15th percentile, never below `minimumFloor`) of a

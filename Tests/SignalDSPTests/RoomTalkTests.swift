@@ -168,4 +168,37 @@ import Testing
       }
     }
   }
+
+  /// "Speech" without a pause: noise whose level swings ±10 dB around
+  /// `level` dBFS at a syllable rate (4.3 Hz), `seconds` long.
+  func continuousSpeech(_ seconds: Double, level: Double, seed: UInt64) -> [Float] {
+    var samples = noise(seconds, level: level, seed: seed)
+    for index in samples.indices {
+      let t = Double(index) / Self.rate
+      samples[index] *= Float(Decibels.amplitude(10 * sin(2 * Double.pi * 4.3 * t)))
+    }
+    return samples
+  }
+
+  @Test func fifteenSecondsOfSpeechWithoutAPauseIsOneSegment() {
+    var samples = noise(20, level: -60, seed: 11)
+    let speech = continuousSpeech(15, level: -30, seed: 12)
+    let start = Int(4 * Self.rate)
+    for index in speech.indices { samples[start + index] += speech[index] }
+    let found = segments(samples)
+    #expect(found.count == 1, "\(found.map { "\($0.0)–\($0.1)" })")
+    if let first = found.first {
+      #expect(abs(first.0 - 4) <= 0.05 && first.1 >= 18.9 && first.1 <= 19.1, "\(first)")
+    }
+  }
+
+  @Test func aSteadyNoiseSwitchedOnEndsTalkWithinTwoSeconds() {
+    var samples = noise(6, level: -60, seed: 13)
+    samples += noise(10, level: -40, seed: 14)
+    let found = segments(samples)
+    #expect(found.count <= 1, "\(found)")
+    for (start, end) in found {
+      #expect(start >= 5.95 && end <= 6 + 2, "talk \(start)–\(end) s after a fan came on at 6 s")
+    }
+  }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SignalDSP
@@ -32,7 +33,7 @@ import Testing
     let settings = TalkDetectorSettings()
     var follower = EnvelopeFollower(
       attackTime: settings.attackTime, releaseTime: settings.releaseTime, sampleRate: rate)
-    var generator = SystemRandomNumberGenerator()
+    var generator = SplitMix(seed: 21)
     var envelope = [Float]()
     for n in 0..<Int(6 * rate) {
       let noise = Float.random(in: -0.01...0.01, using: &generator)
@@ -63,5 +64,27 @@ import Testing
     levels.withUnsafeBufferPointer { detector.process($0) { transitions.append($0) } }
     #expect(transitions.map(\.isStart) == [true, false])
     #expect(transitions[1].position == 100)
+  }
+
+  /// Talk may lift the background by `freeRise` at once, then by
+  /// `riseRate` a second after `heldSeconds`; a steady level passes at once.
+  @Test func heldBackgroundRisesOnlyAsFastAsAllowed() {
+    var held = HeldBackground()
+    _ = held.update(window: (-60, 2), talkSeconds: nil, steadyLevel: nil)
+    let first = held.update(window: (-30, 20), talkSeconds: 0, steadyLevel: nil)
+    #expect(first.background == -60 + HeldBackground.freeRise)
+    #expect(first.spread == 2 + HeldBackground.freeRise)
+    let seconds = HeldBackground.heldSeconds + 3
+    let later = held.update(window: (-30, 20), talkSeconds: seconds, steadyLevel: nil)
+    let expected = -60 + HeldBackground.freeRise + 3 * HeldBackground.riseRate
+    #expect(abs(later.background - expected) < 1e-9)
+    let spread = 2 + HeldBackground.freeRise + 3 * HeldBackground.spreadRiseRate
+    #expect(abs(later.spread - spread) < 1e-9)
+    // A window below the held value is taken as it is.
+    #expect(held.update(window: (-65, 1), talkSeconds: 8, steadyLevel: nil).background == -65)
+    // A steady new noise is background at once.
+    #expect(held.update(window: (-30, 20), talkSeconds: 1, steadyLevel: -40).background == -40)
+    // Closed: the window as it is.
+    #expect(held.update(window: (-30, 20), talkSeconds: nil, steadyLevel: nil) == (-30, 20))
   }
 }
