@@ -10,7 +10,8 @@ public struct HumanMeterFormat: Sendable {
 
   public init() {}
 
-  /// The bar for a level: `#` up to the RMS, `=` up to the peak.
+  /// The bar for a level: `#` up to the RMS, `=` up to the peak (the
+  /// meter reading under the chosen ballistics, when there is one).
   public func bar(peak: Double?, rms: Double?) -> String {
     func cells(_ level: Double?) -> Int {
       guard let level else { return 0 }
@@ -33,7 +34,7 @@ public struct HumanMeterFormat: Sendable {
         "  M \(level($0.momentaryLUFS))  S \(level($0.shortTermLUFS)) LUFS"
       } ?? ""
     return
-      "\(time) s  [\(bar(peak: reading.peakDecibels, rms: reading.rmsDecibels))]  peak \(level(reading.peakDecibels))  rms \(level(reading.rmsDecibels)) dBFS\(loudness)  \(reading.isTalking ? "TALK   " : "silence")  speech \(level(evidence.speechDecibels))  open \(level(evidence.openDecibels))  floor \(level(evidence.noiseFloorDecibels))"
+      "\(time) s  [\(bar(peak: reading.meterDecibels ?? reading.peakDecibels, rms: reading.rmsDecibels))]  peak \(level(reading.peakDecibels))  rms \(level(reading.rmsDecibels)) dBFS\(loudness)  \(reading.isTalking ? "TALK   " : "silence")  speech \(level(evidence.speechDecibels))  open \(level(evidence.openDecibels))  floor \(level(evidence.noiseFloorDecibels))"
   }
 
   /// The closing lines: talk segments and totals.

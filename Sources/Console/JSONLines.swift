@@ -9,7 +9,7 @@ public enum JSONLines {
     case .level(let reading):
       let evidence = reading.talkEvidence
       return
-        "{\"event\":\"level\",\"time\":\(time(reading.time)),\"peak_dbfs\":\(db(reading.peakDecibels)),\"rms_dbfs\":\(db(reading.rmsDecibels)),\"envelope_dbfs\":\(db(reading.envelopeDecibels)),\"speech_dbfs\":\(db(evidence.speechDecibels)),\"noise_floor_dbfs\":\(db(evidence.noiseFloorDecibels)),\"open_dbfs\":\(db(evidence.openDecibels)),\"close_dbfs\":\(db(evidence.closeDecibels)),\"talking\":\(reading.isTalking)\(loudness(reading.loudness))}"
+        "{\"event\":\"level\",\"time\":\(time(reading.time)),\"peak_dbfs\":\(db(reading.peakDecibels)),\"rms_dbfs\":\(db(reading.rmsDecibels)),\"envelope_dbfs\":\(db(reading.envelopeDecibels)),\"speech_dbfs\":\(db(evidence.speechDecibels)),\"noise_floor_dbfs\":\(db(evidence.noiseFloorDecibels)),\"open_dbfs\":\(db(evidence.openDecibels)),\"close_dbfs\":\(db(evidence.closeDecibels)),\"meter_dbfs\":\(db(reading.meterDecibels)),\"talking\":\(reading.isTalking)\(loudness(reading.loudness))}"
     case .talkStart(let time):
       return "{\"event\":\"talk_start\",\"time\":\(Self.time(time))}"
     case .talkEnd(let time):

@@ -21,7 +21,8 @@ public struct LiveMeterView {
     } else if reading.peakDecibels == nil && reading.time - heldAt > peakHoldTime {
       heldPeak = nil
     }
-    var bar = Array(format.bar(peak: reading.peakDecibels, rms: reading.rmsDecibels))
+    var bar = Array(
+      format.bar(peak: reading.meterDecibels ?? reading.peakDecibels, rms: reading.rmsDecibels))
     if let held = heldPeak {
       let fraction = (held - format.floorDecibels) / -format.floorDecibels
       let cell = min(format.barWidth - 1, max(0, Int(fraction * Double(format.barWidth)) - 1))

@@ -103,6 +103,12 @@ struct Meter: ParsableCommand {
       "Also measure loudness (EBU R128 / ITU-R BS.1770-4): momentary and short-term LUFS per reading; integrated LUFS, loudness range, true peak (dBTP) in the summary."
   )
   var loudness = false
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp(
+      "How the meter reading follows the signal: digital (IEC 60268-18 peak, 1 s hold), ppm1 (DIN), ppm2 (BBC), ebu (IEC 60268-10), vu (IEC 60268-17) or lufs (momentary loudness; implies --loudness).",
+      valueName: "standard"))
+  var ballistics = MeterBallistics.digital
   @OptionGroup(title: "Talk detection")
   var talk: TalkOptions
 
@@ -111,7 +117,8 @@ struct Meter: ParsableCommand {
     var meterSettings = MeterSettings()
     meterSettings.talk = talk.settings
     meterSettings.rmsConvention = aes17 ? .aes17 : .sox
-    meterSettings.measuresLoudness = loudness
+    meterSettings.measuresLoudness = loudness || ballistics == .lufs
+    meterSettings.ballistics = ballistics
     meterSettings.interval = interval?.value ?? (StandardOutput.isTerminal && !json ? 0.05 : 0.1)
     meterSettings.channel = try ChannelChoice.index(channel, capturing: devices.channels)
     var settings = LiveSettings()
@@ -144,7 +151,8 @@ struct Meter: ParsableCommand {
     settings.interval = interval?.value ?? 0.1
     settings.talk = talk.settings
     settings.rmsConvention = aes17 ? .aes17 : .sox
-    settings.measuresLoudness = loudness
+    settings.measuresLoudness = loudness || ballistics == .lufs
+    settings.ballistics = ballistics
     settings.channel = try ChannelChoice.index(
       channel, in: input, channelCount: reader.channelCount)
     let human = HumanMeterFormat()
@@ -183,3 +191,5 @@ struct Meter: ParsableCommand {
     }
   }
 }
+
+extension MeterBallistics: ExpressibleByArgument {}

@@ -21,6 +21,8 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
   public var hasLoudness = false
   public var momentary: Double = .nan
   public var shortTerm: Double = .nan
+  /// The meter reading under the chosen ballistics (NaN: silence).
+  public var meter: Double = .nan
 
   init(_ event: MeterEvent) {
     switch event {
@@ -34,6 +36,7 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
       noiseFloor = evidence.noiseFloorDecibels ?? .nan
       open = evidence.openDecibels ?? .nan
       close = evidence.closeDecibels ?? .nan
+      meter = reading.meterDecibels ?? .nan
       if let loudness = reading.loudness {
         hasLoudness = true
         momentary = loudness.momentaryLUFS ?? .nan
@@ -75,7 +78,7 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
             openDecibels: level(open), closeDecibels: level(close)),
           loudness: hasLoudness
             ? MomentaryLoudness(momentaryLUFS: level(momentary), shortTermLUFS: level(shortTerm))
-            : nil))
+            : nil, meterDecibels: level(meter)))
     case .talkStart: return .talkStart(time: time)
     case .talkEnd: return .talkEnd(time: time)
     }

@@ -25,12 +25,16 @@ public struct LevelReading: Sendable, Equatable {
   public var talkEvidence: TalkEvidence
   /// Loudness at the end of the interval, when measured.
   public var loudness: MomentaryLoudness?
+  /// The meter reading under the chosen ballistics, in dBFS (with loudness
+  /// ballistics, the momentary loudness in LUFS); `nil` for silence.
+  public var meterDecibels: Double?
 
   public init(
     time: Double, peakDecibels: Double?, rmsDecibels: Double?, envelopeDecibels: Double?,
     isTalking: Bool, talkEvidence: TalkEvidence = TalkEvidence(),
-    loudness: MomentaryLoudness? = nil
+    loudness: MomentaryLoudness? = nil, meterDecibels: Double? = nil
   ) {
+    self.meterDecibels = meterDecibels
     self.talkEvidence = talkEvidence
     self.loudness = loudness
     self.time = time

@@ -7,11 +7,18 @@ public struct IntervalLevels: Sendable, Equatable {
   public var peakDecibels: Double?
   /// RMS of the loudest metered channel (in the chosen convention), in dBFS.
   public var rmsDecibels: Double?
+  /// The meter reading under the chosen ballistics at the end of the
+  /// interval, loudest channel, in dBFS (`nil` for silence and for loudness
+  /// ballistics, which the talk stage reads).
+  public var meterDecibels: Double?
 
-  public init(time: Double, peakDecibels: Double?, rmsDecibels: Double?) {
+  public init(
+    time: Double, peakDecibels: Double?, rmsDecibels: Double?, meterDecibels: Double? = nil
+  ) {
     self.time = time
     self.peakDecibels = peakDecibels
     self.rmsDecibels = rmsDecibels
+    self.meterDecibels = meterDecibels
   }
 }
 
@@ -47,6 +54,9 @@ public final class MeterLevelStage {
   private let channelBuffer: UnsafeMutableBufferPointer<Float>
   private var invalidSamples = 0
   private let truePeaks: [TruePeakMeter]
+  private var meters: [BallisticMeter]
+  /// dB added to the meter reading (the RMS convention, for the VU meter).
+  private let meterOffset: Double
 
   public init(
     sampleRate: Double, channelCount: Int, settings: MeterSettings, maximumBlock: Int,
@@ -71,6 +81,10 @@ public final class MeterLevelStage {
     reducers = Array(repeating: BoxcarDecimator(factor: factor), count: meteredChannels.count)
     reducedRate = sampleRate / Double(factor)
     bands = Array(repeating: SpeechBandFilter(rate: reducedRate), count: meteredChannels.count)
+    meters = Array(
+      repeating: BallisticMeter(ballistics: settings.ballistics, sampleRate: sampleRate),
+      count: meteredChannels.count)
+    meterOffset = settings.ballistics == .vu ? rmsOffset : 0
     truePeaks =
       settings.measuresLoudness
       ? (0..<channelCount).map { _ in
@@ -125,6 +139,7 @@ public final class MeterLevelStage {
         source = UnsafeBufferPointer(rebasing: channelBuffer[0..<frameCount])
       }
       intervalLevels[index].accumulate(source)
+      meters[index].process(source.baseAddress!, count: frameCount)
       reducedCount = reducers[index].process(source, into: reduced[index] + offset)
       bands[index].process(reduced[index] + offset, count: reducedCount)
     }
@@ -164,9 +179,14 @@ public final class MeterLevelStage {
   }
 
   private func endInterval() -> IntervalLevels {
+    var meter: Double?
+    for index in 0..<meters.count {
+      if let reading = meters[index].decibels { meter = max(meter ?? reading, reading) }
+    }
     let levels = IntervalLevels(
       time: time, peakDecibels: Self.loudestPeak(intervalLevels),
-      rmsDecibels: Self.loudestRMS(intervalLevels).map { $0 + rmsOffset })
+      rmsDecibels: Self.loudestRMS(intervalLevels).map { $0 + rmsOffset },
+      meterDecibels: meter.map { $0 + meterOffset })
     for index in 0..<intervalLevels.count {
       totalLevels[index].merge(intervalLevels[index])
       intervalLevels[index].reset()

@@ -10,6 +10,8 @@ public struct MeterSettings: Sendable, Equatable {
   public var rmsConvention: RMSConvention = .sox
   /// Whether loudness (BS.1770 / EBU R128) and true peak are measured too.
   public var measuresLoudness = false
+  /// The ballistics of the meter reading (`.lufs` needs `measuresLoudness`).
+  public var ballistics = MeterBallistics.digital
 
   public init() {}
 }

@@ -20,14 +20,20 @@ public final class MeterTalkStage {
   private var talkSeconds = 0.0
   private var talkSegments = 0
   private let loudness: LoudnessMeter?
+  /// Whether the meter reading is the momentary loudness (`.lufs` ballistics).
+  private let readsLoudness: Bool
 
-  /// - Parameter loudness: the meter for `measureLoudness`, when loudness is measured.
+  /// - Parameters:
+  ///   - loudness: the meter for `measureLoudness`, when loudness is measured.
+  ///   - readsLoudness: whether readings show the momentary loudness as
+  ///     the meter reading (`.lufs` ballistics) instead of the level stage's.
   public init(
     envelopeRate: Double, channelCount: Int, settings: TalkDetectorSettings, maximumCount: Int,
-    loudness: LoudnessMeter? = nil
+    loudness: LoudnessMeter? = nil, readsLoudness: Bool = false
   ) {
     precondition(envelopeRate > 0 && channelCount > 0 && maximumCount > 0)
     self.loudness = loudness
+    self.readsLoudness = readsLoudness
     self.envelopeRate = envelopeRate
     self.maximumCount = maximumCount
     followers = Array(
@@ -59,7 +65,8 @@ public final class MeterTalkStage {
       envelopeRate: levels.reducedRate, channelCount: levels.meteredChannels.count,
       settings: settings.talk, maximumCount: levels.maximumReducedCount(forFrames: blockFrames),
       loudness: settings.measuresLoudness
-        ? LoudnessMeter(sampleRate: levels.sampleRate, channelCount: levels.channelCount) : nil)
+        ? LoudnessMeter(sampleRate: levels.sampleRate, channelCount: levels.channelCount) : nil,
+      readsLoudness: settings.ballistics == .lufs)
   }
 
   deinit { for buffer in powerBuffers { buffer.deallocate() } }
@@ -123,7 +130,8 @@ public final class MeterTalkStage {
           isTalking: detector.isTalking, talkEvidence: detector.evidence,
           loudness: loudness.map {
             MomentaryLoudness(momentaryLUFS: $0.momentaryLUFS, shortTermLUFS: $0.shortTermLUFS)
-          })))
+          },
+          meterDecibels: readsLoudness ? loudness?.momentaryLUFS : levels.meterDecibels)))
   }
 
   /// Ends the stream: closes talk in progress and emits `levels` (the

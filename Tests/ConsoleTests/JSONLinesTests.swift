@@ -12,10 +12,10 @@ import Testing
           isTalking: true,
           talkEvidence: TalkEvidence(
             speechDecibels: -20.04, noiseFloorDecibels: nil, openDecibels: -31.5,
-            closeDecibels: -36.25))))
+            closeDecibels: -36.25), meterDecibels: -7.5)))
     #expect(
       line
-        == #"{"event":"level","time":0.100,"peak_dbfs":-6.02,"rms_dbfs":null,"envelope_dbfs":-8.70,"speech_dbfs":-20.04,"noise_floor_dbfs":null,"open_dbfs":-31.50,"close_dbfs":-36.25,"talking":true}"#
+        == #"{"event":"level","time":0.100,"peak_dbfs":-6.02,"rms_dbfs":null,"envelope_dbfs":-8.70,"speech_dbfs":-20.04,"noise_floor_dbfs":null,"open_dbfs":-31.50,"close_dbfs":-36.25,"meter_dbfs":-7.50,"talking":true}"#
     )
     let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
     #expect(object?["event"] as? String == "level")

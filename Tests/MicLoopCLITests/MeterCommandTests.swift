@@ -71,7 +71,7 @@ import Testing
     let text = file("notes.txt")
     try Data("not audio\n".utf8).write(to: URL(fileURLWithPath: text))
     let empty = file("empty.wav")
-    FileManager.default.createFile(atPath: empty, contents: Data())
+    _ = FileManager.default.createFile(atPath: empty, contents: Data())
     let truncated = file("truncated.wav")
     try Data(contentsOf: URL(fileURLWithPath: tone)).prefix(20_000)
       .write(to: URL(fileURLWithPath: truncated))

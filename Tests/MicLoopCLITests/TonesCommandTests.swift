@@ -81,7 +81,7 @@ import Testing
     let text = file("notes.txt")
     try Data("not audio\n".utf8).write(to: URL(fileURLWithPath: text))
     let empty = file("empty.wav")
-    FileManager.default.createFile(atPath: empty, contents: Data())
+    _ = FileManager.default.createFile(atPath: empty, contents: Data())
     let nan = file("nan.wav")
     try MicLoopBinary.writeFloatWAVWithNaN(nan)
     let cases: [(arguments: [String], mentions: String, status: Int32)] = [
