@@ -25,9 +25,6 @@ public struct BallisticMeter: Sendable {
   /// Samples since the reading last rose.
   private var sinceRise = 0
   private var vuStage: Float = 0
-  /// Peak meters with instant attack work on chunks this long: their
-  /// reading is exact to the fall over one chunk (0.02 dB at 48 kHz).
-  private static let chunk = 64
   /// A chunk peak this close to the reading (0.05 dB) renews the hold.
   private static let renewal: Float = 0.9943
 
@@ -64,20 +61,37 @@ public struct BallisticMeter: Sendable {
     }
   }
 
-  /// Instant attack, hold, fall: per chunk, the chunk's peak against the
-  /// reading (which moves by at most one chunk's fall inside it).
-  private mutating func processInstant(_ samples: UnsafePointer<Float>, count: Int, stride: Int) {
-    var start = 0
-    while start < count {
-      let end = min(count, start + Self.chunk)
-      var peak: Float = 0
-      for index in start..<end { peak = max(peak, abs(samples[index * stride])) }
-      advance(by: end - start)
+  /// Whether the meter reads chunk peaks (`processPeaks`) rather than samples.
+  public var readsChunkPeaks: Bool { ballistics == .digital }
+
+  /// Instant attack, hold, fall, fed the peaks of consecutive chunks of
+  /// `chunkLength` samples (the last `lastLength` long), as
+  /// `LevelAccumulator` writes them: the reading is exact to the fall over
+  /// one chunk (0.06 dB for 256 samples at 48 kHz).
+  public mutating func processPeaks(
+    _ peaks: UnsafePointer<Float>, count: Int, chunkLength: Int, lastLength: Int
+  ) {
+    for index in 0..<count {
+      let peak = peaks[index]
+      advance(by: index == count - 1 ? lastLength : chunkLength)
       if peak >= value {
         value = peak
         sinceRise = 0
       } else if peak >= value * Self.renewal {
         sinceRise = 0  // a signal that stays at its peak keeps it held
+      }
+    }
+  }
+
+  /// Instant attack on samples: their chunk peaks, as `processPeaks` takes them.
+  private mutating func processInstant(_ samples: UnsafePointer<Float>, count: Int, stride: Int) {
+    var start = 0
+    while start < count {
+      let end = min(count, start + LevelAccumulator.peakChunk)
+      var peak: Float = 0
+      for index in start..<end { peak = max(peak, abs(samples[index * stride])) }
+      withUnsafePointer(to: peak) {
+        processPeaks($0, count: 1, chunkLength: end - start, lastLength: end - start)
       }
       start = end
     }

@@ -34,44 +34,63 @@ public struct LevelAccumulator: Sendable {
     sampleCount += other.sampleCount
   }
 
-  /// Adds a block of finite samples.
-  public mutating func accumulate(_ samples: UnsafeBufferPointer<Float>) {
+  /// Samples per chunk of `accumulate`'s chunk peaks.
+  public static let peakChunk = 256
+
+  /// Chunk peaks `accumulate` writes for `count` samples.
+  public static func chunkCount(forSamples count: Int) -> Int {
+    (count + peakChunk - 1) / peakChunk
+  }
+
+  /// Adds a block of finite samples; with `chunkPeaks`, also writes the
+  /// peak of each `peakChunk` samples of the block (the last chunk may be
+  /// shorter) for a peak meter's ballistics — from the same pass.
+  public mutating func accumulate(
+    _ samples: UnsafeBufferPointer<Float>, chunkPeaks: UnsafeMutablePointer<Float>? = nil
+  ) {
     guard let base = samples.baseAddress else { return }
     let count = samples.count
     var index = 0
-    var peakLanes = SIMD8<Float>(repeating: 0)
+    var chunk = 0
+    var blockPeak: Float = 0
     // Float partial sums over short chunks keep the rounding error far below
     // 0.001 dB; chunks are then added in double precision.
-    let chunk = 1024
-    while index + 8 <= count {
+    while index < count {
       let chunkStart = index
-      let chunkEnd = min(count, index + chunk) & ~7
+      let chunkEnd = min(count, index + Self.peakChunk)
+      let vectorEnd = chunkStart + ((chunkEnd - chunkStart) & ~7)
+      var peakLanes = SIMD8<Float>(repeating: 0)
       var squareLanes = SIMD8<Float>(repeating: 0)
-      while index < chunkEnd {
+      while index < vectorEnd {
         let v = UnsafeRawPointer(base + index).loadUnaligned(as: SIMD8<Float>.self)
         let magnitude = v.replacing(with: -v, where: v .< 0)
         peakLanes.replace(with: magnitude, where: magnitude .> peakLanes)
         squareLanes += v * v
         index += 8
       }
-      let chunkSum = squareLanes.sum()
-      if chunkSum.isFinite {
-        sumOfSquares += Double(chunkSum)
+      let l = peakLanes
+      var chunkPeak = max(
+        max(max(l[0], l[1]), max(l[2], l[3])), max(max(l[4], l[5]), max(l[6], l[7])))
+      let vectorSum = squareLanes.sum()
+      if vectorSum.isFinite {
+        sumOfSquares += Double(vectorSum)
       } else {
         // Samples beyond ±1.8e19 overflow a Float square: add this chunk in Double.
-        for position in chunkStart..<chunkEnd {
+        for position in chunkStart..<vectorEnd {
           sumOfSquares += Double(base[position]) * Double(base[position])
         }
       }
+      while index < chunkEnd {
+        let v = base[index]
+        chunkPeak = max(chunkPeak, abs(v))
+        sumOfSquares += Double(v) * Double(v)
+        index += 1
+      }
+      blockPeak = max(blockPeak, chunkPeak)
+      chunkPeaks?[chunk] = chunkPeak
+      chunk += 1
     }
-    var peakValue = peakLanes.max()
-    while index < count {
-      let v = base[index]
-      peakValue = max(peakValue, abs(v))
-      sumOfSquares += Double(v) * Double(v)
-      index += 1
-    }
-    peak = max(peak, peakValue)
+    peak = max(peak, blockPeak)
     sampleCount += count
   }
 }

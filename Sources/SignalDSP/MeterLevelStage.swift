@@ -52,6 +52,8 @@ public final class MeterLevelStage {
   private var reducers: [BoxcarDecimator]
   private var bands: [SpeechBandFilter]
   private let channelBuffer: UnsafeMutableBufferPointer<Float>
+  /// Chunk peaks of the block, for a peak meter's ballistics.
+  private let chunkPeaks: UnsafeMutableBufferPointer<Float>
   private var invalidSamples = 0
   private let truePeaks: [TruePeakMeter]
   private var meters: [BallisticMeter]
@@ -92,9 +94,14 @@ public final class MeterLevelStage {
       } : []
     channelBuffer = .allocate(capacity: channelCount > 1 ? maximumBlock : 0)
     channelBuffer.initialize(repeating: 0)
+    chunkPeaks = .allocate(capacity: LevelAccumulator.chunkCount(forSamples: maximumBlock))
+    chunkPeaks.initialize(repeating: 0)
   }
 
-  deinit { channelBuffer.deallocate() }
+  deinit {
+    channelBuffer.deallocate()
+    chunkPeaks.deallocate()
+  }
 
   /// Stream time in seconds of the frames measured so far.
   public var time: Double { Double(framesProcessed) / sampleRate }
@@ -138,8 +145,16 @@ public final class MeterLevelStage {
         }
         source = UnsafeBufferPointer(rebasing: channelBuffer[0..<frameCount])
       }
-      intervalLevels[index].accumulate(source)
-      meters[index].process(source.baseAddress!, count: frameCount)
+      if meters[index].readsChunkPeaks {
+        intervalLevels[index].accumulate(source, chunkPeaks: chunkPeaks.baseAddress!)
+        let chunks = LevelAccumulator.chunkCount(forSamples: frameCount)
+        meters[index].processPeaks(
+          chunkPeaks.baseAddress!, count: chunks, chunkLength: LevelAccumulator.peakChunk,
+          lastLength: frameCount - (chunks - 1) * LevelAccumulator.peakChunk)
+      } else {
+        intervalLevels[index].accumulate(source)
+        meters[index].process(source.baseAddress!, count: frameCount)
+      }
       reducedCount = reducers[index].process(source, into: reduced[index] + offset)
       bands[index].process(reduced[index] + offset, count: reducedCount)
     }

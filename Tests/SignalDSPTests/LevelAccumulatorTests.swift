@@ -57,4 +57,22 @@ import Testing
     #expect(abs(peak - 770.63) < 0.01)
     #expect(abs(rms - peak) < 0.01, "a constant reads its peak as RMS: \(rms) vs \(peak)")
   }
+
+  @Test func chunkPeaksAreThePeaksOfEachChunkFromTheSamePass() {
+    let samples = (0..<1000).map { Float(sin(Double($0) * 0.37)) * Float($0 % 300) / 300 }
+    var accumulator = LevelAccumulator()
+    var peaks = [Float](
+      repeating: -1, count: LevelAccumulator.chunkCount(forSamples: samples.count))
+    samples.withUnsafeBufferPointer { buffer in
+      peaks.withUnsafeMutableBufferPointer {
+        accumulator.accumulate(buffer, chunkPeaks: $0.baseAddress!)
+      }
+    }
+    #expect(peaks.count == 4)
+    for (index, peak) in peaks.enumerated() {
+      let chunk = samples[(index * 256)..<min(samples.count, (index + 1) * 256)]
+      #expect(peak == chunk.map { abs($0) }.max()!)
+    }
+    #expect(accumulator.peak == peaks.max()!)
+  }
 }
