@@ -170,6 +170,8 @@ enum LiveRunner {
         "Ran \(DecimalFormatting.fixed(outcome.duration, places: 2)) s, \(outcome.overruns + outcome.underruns) xruns"
           + (record.map { ", recorded \(outcome.recordedFrames) frames to \($0)" } ?? ""))
     }
+    StandardOutput.flush()
+    tones?.waitForCommands()
     if let failure = outcome.failure {
       let saved =
         record.map { "; \(outcome.recordedFrames) frames already captured are saved in \($0)" }

@@ -28,8 +28,18 @@ struct ToneDecisionOptions: ParsableArguments {
       "Report a call identical to one that ended this long before it only once (0 reports every repeat)."
   )
   var repeatWindow = Seconds(3)
+  @Option(
+    name: .customLong("exec"), parsing: .unconditional,
+    help: ArgumentHelp(
+      "Run this shell command for each decoded tone and call, with the event in MICLOOP_* environment variables and its JSON line on standard input; decoding never waits for it, and a failing command is reported, not fatal.",
+      valueName: "command"))
+  var exec: String?
 
   func validate() throws {
+    if let exec, exec.allSatisfy({ $0 == " " || $0 == "\t" }) {
+      throw ValidationError(
+        "--exec needs a command, for example --exec 'notify-send \"$MICLOOP_TEXT\"'")
+    }
     try repeatWindow.require("--repeat-window", atLeast: 0, atMost: 3_600)
     guard tolerance > 0, tolerance <= 10 else {
       throw ValidationError("--tolerance must be above 0 and at most 10 (percent)")
@@ -107,8 +117,11 @@ final class LiveTones {
   let printsSummary: Bool
   private(set) var toneCount = 0
   private(set) var sequenceCount = 0
+  /// The `--exec` command, when given.
+  private let hook: EventHook?
 
   init(plans: [TonePlan], decisions: ToneDecisionOptions, printsSummary: Bool) {
+    hook = decisions.exec.map { EventHook(command: $0) }
     self.plans = plans
     settings = decisions.settings
     repeats = RepeatSuppressor(plans: plans, window: decisions.repeatWindow.value)
@@ -123,6 +136,7 @@ final class LiveTones {
       case .sequence: sequenceCount += 1
       }
       report(admitted)
+      hook?.run(admitted)
     }
   }
 
@@ -131,8 +145,12 @@ final class LiveTones {
     repeats.finish { admitted in
       if case .tone = admitted { toneCount += 1 }
       report(admitted)
+      hook?.run(admitted)
     }
   }
+
+  /// Waits for the `--exec` commands still running (at the end of a job).
+  func waitForCommands() { hook?.finish() }
 
   func summaryLine(duration: Double, xruns: Int? = nil) -> String {
     "Decoded \(toneCount) tone\(toneCount == 1 ? "" : "s") and \(sequenceCount) sequence\(sequenceCount == 1 ? "" : "s") in \(DecimalFormatting.fixed(duration, places: 2)) s"

@@ -101,6 +101,7 @@ struct Tones: ParsableCommand {
           duration: outcome.duration, tones: tally.toneCount, sequences: tally.sequenceCount)
         : tally.summaryLine(duration: outcome.duration))
     StandardOutput.flush()
+    tally.waitForCommands()
     if let problem = outcome.problem {
       throw CommandFailure(message: problem.description, status: 65)
     }
