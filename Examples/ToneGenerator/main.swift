@@ -35,6 +35,8 @@ final class ToneGenerator: DuplexClient, @unchecked Sendable {
 
 let arguments = CommandLine.arguments.dropFirst().map { $0 }
 var configuration = DuplexConfiguration()  // output only: bus 0 is on by default
+configuration.periodFrames = 1024  // only the speaker to keep up with:
+configuration.periodCount = 3  // 64 ms of buffer ride out a busy machine
 configuration.playbackDevice = arguments.count > 0 ? arguments[0] : "default"
 let generator = ToneGenerator(frequency: arguments.count > 1 ? Double(arguments[1]) ?? 440 : 440)
 let seconds = arguments.count > 2 ? Double(arguments[2]) ?? 5 : 5

@@ -156,8 +156,12 @@ public final class ALSADevicePair: DuplexBackend {
     if result > 0 {
       let revents = device.events(descriptors, count: filled)
       if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+        // As in `waitFor`: transient while a server changes a stream's
+        // state; a dead stream says so through avail, and the caller's
+        // stall bound reports the rest.
         let state = device.avail()
-        return state < 0 ? Int32(state) : -EIO
+        if state < 0 { return Int32(state) }
+        usleep(1_000)
       }
     }
     return 0
@@ -166,7 +170,7 @@ public final class ALSADevicePair: DuplexBackend {
   /// Polls one stream's descriptors and the wake-up eventfd until a period
   /// is ready; never spins without bound. A sound server may hold back the
   /// first data of an idle source for a second or more, so only five
-  /// seconds without any mean the device has stalled for good (-EIO); a
+  /// seconds without any mean the device has stalled for good (-ETIMEDOUT); a
   /// server that has gone is reported at once by the plugin itself.
   private func waitFor(_ device: PCMDevice, first: Int, count: Int, events: Int16) -> Int32 {
     let deadline = MonotonicClock.now() + 5_000_000_000
@@ -175,7 +179,7 @@ public final class ALSADevicePair: DuplexBackend {
       if available < 0 { return Int32(available) }
       if available >= periodFrames { return 0 }
       let now = MonotonicClock.now()
-      if now >= deadline { return -EIO }
+      if now >= deadline { return -ETIMEDOUT }
       let filled = device.fillDescriptors(descriptors, capacity: count)
       descriptors[filled] = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
       let timeout = Int32(min(1_000, (deadline - now) / 1_000_000 + 1))
@@ -257,7 +261,7 @@ public final class ALSADevicePair: DuplexBackend {
         if stalledSince == 0 {
           stalledSince = now
         } else if now - stalledSince > 1_000_000_000 {
-          return Int(-EIO)
+          return Int(-ETIMEDOUT)
         }
         let waited = waitReady(device, count: descriptorCount, events: events)
         if waited < 0 { return Int(waited) }

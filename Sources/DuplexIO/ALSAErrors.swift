@@ -27,6 +27,8 @@ extension DuplexError {
     // A server's plugin answers EIO when it has no source or sink of that name.
     case (_, EIO) where isSetUp: kind = .setUpRefused
     case (_, EIO) where operation != "open": kind = .deviceLost
+    // The loop's own verdict on a stream that stopped moving (no data for 5 s).
+    case (_, ETIMEDOUT): kind = .deviceLost
     default: kind = .failed
     }
     return DuplexError(

@@ -17,6 +17,9 @@ import Testing
       DuplexError.alsa(operation: "set rate", device: "hw:1,0", code: -EINVAL).kind
         == .rateUnavailable)
     #expect(DuplexError.alsa(operation: "capture", device: "pulse", code: -EIO).kind == .deviceLost)
+    // A stream that stopped moving for seconds: the loop's verdict, worded as a timeout.
+    let stalled = DuplexError.alsa(operation: "wait", device: "pulse", code: -ETIMEDOUT)
+    #expect(stalled.kind == .deviceLost && stalled.description.contains("timed out"))
     // Refused while being set up: a server without that source, not a device gone.
     #expect(
       DuplexError.alsa(operation: "apply the hardware parameters of", device: "pulse:x", code: -EIO)

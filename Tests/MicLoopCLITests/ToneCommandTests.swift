@@ -95,7 +95,8 @@ import Testing
     let devices = try VirtualDevices()
     let recording = file("sent.wav")
     let loop = try devices.startMicloop([
-      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--record",
+      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period", "1024",
+      "--periods", "4", "--record",
       recording,
       "--duration", "5",
     ])

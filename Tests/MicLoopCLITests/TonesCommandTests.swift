@@ -133,7 +133,8 @@ import Testing
   @Test func loopbackDecodesWhileMonitoring() throws {
     let devices = try VirtualDevices()
     let loop = try devices.startMicloop([
-      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--tones", "dtmf",
+      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period", "1024",
+      "--periods", "4", "--tones", "dtmf",
       "--json", "--duration", "5",
     ])
     #expect(loop.waitForOutput("\"start\""))
