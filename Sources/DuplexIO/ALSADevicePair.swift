@@ -21,6 +21,12 @@ public final class ALSADevicePair: DuplexBackend {
   /// a device with no clock of its own (`null`) is paced to real time.
   private var startTime: UInt64 = 0
   private var periodsWaited: UInt64 = 0
+  /// Capture progress: the frames available at the last look, when that
+  /// number last changed, and whether the stream has delivered since it
+  /// (re)started.
+  private var lastAvailable = 0
+  private var lastProgress: UInt64 = 0
+  private var hasDelivered = false
 
   public init() {}
 
@@ -100,6 +106,9 @@ public final class ALSADevicePair: DuplexBackend {
     }
     startTime = MonotonicClock.now()
     periodsWaited = 0
+    lastAvailable = 0
+    lastProgress = startTime
+    hasDelivered = false
     if let playback, !isLinked, !playback.isRunning {
       return ioResult(Int(playback.start()))
     }
@@ -172,13 +181,37 @@ public final class ALSADevicePair: DuplexBackend {
   /// first data of an idle source for a second or more, so only five
   /// seconds without any mean the device has stalled for good (-ETIMEDOUT); a
   /// server that has gone is reported at once by the plugin itself.
+  ///
+  /// A stream that delivered and then stops moving for a second (at least
+  /// eight periods) is restarted like an overrun (-EPIPE):
+  /// a server's plugin can stop advancing its pointer for good after a
+  /// burst larger than the buffer (pulse's capture ring does, when another
+  /// stream starts on the sink under load), and only a new stream gets it going.
   private func waitFor(_ device: PCMDevice, first: Int, count: Int, events: Int16) -> Int32 {
     let deadline = MonotonicClock.now() + 5_000_000_000
+    let periodNanos = UInt64(periodFrames) * 1_000_000_000 / UInt64(max(1, device.sampleRate))
+    let stallCheck = 2 * periodNanos
+    let stallLimit = max(
+      1_000_000_000, UInt64(8 * periodFrames) * 1_000_000_000 / UInt64(max(1, device.sampleRate)))
     while true {
       let available = device.avail()
       if available < 0 { return Int32(available) }
-      if available >= periodFrames { return 0 }
       let now = MonotonicClock.now()
+      if available != lastAvailable {
+        lastAvailable = available
+        lastProgress = now
+      }
+      if available >= periodFrames {
+        hasDelivered = true
+        return 0
+      }
+      // More waiting in the server than the whole buffer, yet not a period
+      // here: the plugin's ring is stuck (pulse clamps it after falling a
+      // buffer behind). Only a new stream moves it again: restart at once.
+      if hasDelivered && now - lastProgress > stallCheck && device.delay() > device.bufferFrames {
+        return -EPIPE
+      }
+      if hasDelivered && now - lastProgress > stallLimit { return -EPIPE }
       if now >= deadline { return -ETIMEDOUT }
       let filled = device.fillDescriptors(descriptors, capacity: count)
       descriptors[filled] = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)

@@ -65,17 +65,16 @@ import Testing
   /// Live: the tone heard on the speaker's monitor has the requested level.
   @Test func toneOnTheVirtualSpeakerHasTheRequestedLevel() throws {
     let devices = try VirtualDevices()
-    let running = try devices.keepRunning("spk")
-    defer { running.signal(SIGTERM) }
-    let meter = try devices.startMicloop([
-      "meter", "-D", "pulse:spk.monitor", "--json", "--duration", "6", "--interval", "0.1",
+    // The tone plays first and outlasts the meter: no stream starts or
+    // stops on the sink while its monitor is captured.
+    let tone = try devices.startMicloop([
+      "tone", "-f", "1000", "--level-db", "-12", "--duration", "4", "-D", "pulse:spk",
     ])
-    #expect(meter.waitForOutput("\"start\""))
-    let tone = try devices.micloop([
-      "tone", "-f", "1000", "--level-db", "-12", "--duration", "2", "-D", "pulse:spk",
+    usleep(700_000)
+    let result = try devices.micloop([
+      "meter", "-D", "pulse:spk.monitor", "--json", "--duration", "2", "--interval", "0.1",
     ])
-    #expect(tone.status == 0, "\(tone.errorOutput)")
-    let result = meter.result()
+    #expect(tone.result().status == 0)
     #expect(result.status == 0, "\(result.errorOutput)")
     let peaks = result.output.split(separator: "\n").compactMap { line -> Double? in
       guard line.contains("\"event\":\"level\""),
@@ -93,17 +92,16 @@ import Testing
   /// decoded exactly by multimon-ng.
   @Test func dtmfSentIntoTheVirtualMicrophoneIsDecoded() throws {
     let devices = try VirtualDevices()
+    let signal = file("dtmf.wav")
+    let length = try VirtualDevices.programme([("dtmf", "123#")], at: signal)
+    let player = try devices.play(signal, into: "mic")
+    defer { player.signal(SIGTERM) }
+    usleep(300_000)
     let recording = file("sent.wav")
-    let loop = try devices.startMicloop([
+    let result = try devices.micloop([
       "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period", "1024",
-      "--periods", "4", "--record",
-      recording,
-      "--duration", "5",
+      "--periods", "4", "--record", recording, "--duration", String(length - 2),
     ])
-    #expect(loop.waitForOutput("48000 Hz"))
-    let send = try devices.micloop(["send", "--plan", "dtmf", "123#", "-D", "pulse:mic"])
-    #expect(send.status == 0, "\(send.errorOutput)")
-    let result = loop.result()
     #expect(result.status == 0, "\(result.errorOutput)")
     let lines = try MicLoopBinary.multimon("DTMF", recording)
     let digits = lines.compactMap { $0.hasPrefix("DTMF: ") ? $0.dropFirst(6) : nil }

@@ -109,19 +109,16 @@ import Testing
   /// from its monitor — DTMF, a 5-tone call and Handshake text.
   @Test func sentIntoTheVirtualMicrophoneIsDecodedLive() throws {
     let devices = try VirtualDevices()
-    let running = try devices.keepRunning("mic")
-    defer { running.signal(SIGTERM) }
-    let listener = try devices.startMicloop([
+    let signal = file("sent.wav")
+    let length = try VirtualDevices.programme(
+      [("dtmf", "123#"), ("ccir", "12335"), ("handshake", "Hi")], at: signal)
+    let player = try devices.play(signal, into: "mic")
+    defer { player.signal(SIGTERM) }
+    usleep(300_000)
+    let result = try devices.micloop([
       "tones", "--plan", "dtmf,ccir,handshake", "-D", "pulse:mic.monitor", "--json",
-      "--duration", "12",
+      "--duration", String(length - 2),
     ])
-    #expect(listener.waitForOutput("\"start\""))
-    for message in [("dtmf", "123#"), ("ccir", "12335"), ("handshake", "Hi")] {
-      let send = try devices.micloop(["send", "--plan", message.0, message.1, "-D", "pulse:mic"])
-      #expect(send.status == 0, "\(send.errorOutput)")
-      usleep(300_000)
-    }
-    let result = listener.result()
     #expect(result.status == 0, "\(result.errorOutput)")
     let events = Self.events(result.output)
     #expect(events.first?["event"] as? String == "start", "\(result.output)")

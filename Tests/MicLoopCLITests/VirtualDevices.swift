@@ -100,6 +100,40 @@ final class VirtualDevices {
   /// another: an idle null sink's monitor delivers nothing, and streams
   /// that start and stop on an idle sink upset a capture of its monitor.
   /// Stop the returned player at the end.
+  /// Writes what `micloop send` makes of each (plan, text) into one
+  /// 48 kHz programme at `path`: `lead` seconds of silence, the messages
+  /// 0.4 s apart, `tail` seconds of silence; returns its length in seconds.
+  /// Played as one stream started before a listener, it keeps the sink's
+  /// streams unchanged while the listener captures its monitor: a stream
+  /// starting or stopping on a null sink can stall its monitor's capture
+  /// for a second or more (the unit restarts it, but what was sent then is lost).
+  static func programme(
+    _ messages: [(plan: String, text: String)], lead: Double = 1, tail: Double = 3, at path: String
+  ) throws -> Double {
+    var parts = [String]()
+    func silence(_ seconds: Double) throws -> String {
+      let part = path + ".silence\(parts.count).wav"
+      try MicLoopBinary.shell([
+        "sox", "-V1", "-n", "-r", "48000", "-b", "16", "-c", "1", part, "trim", "0",
+        String(seconds),
+      ])
+      return part
+    }
+    parts.append(try silence(lead))
+    for (index, message) in messages.enumerated() {
+      if index > 0 { parts.append(try silence(0.4)) }
+      let part = path + ".message\(index).wav"
+      let sent = try MicLoopBinary.run(["send", "--plan", message.plan, message.text, "-o", part])
+      guard sent.status == 0 else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: sent.errorOutput])
+      }
+      parts.append(part)
+    }
+    parts.append(try silence(tail))
+    try MicLoopBinary.shell(["sox", "-V1"] + parts + ["-b", "16", path])
+    return Double(try MicLoopBinary.samples(path).count) / 48_000
+  }
+
   func keepRunning(_ sink: String) throws -> SpawnedProcess {
     let silence = runtimeDirectory.appendingPathComponent("silence-\(sink).wav").path
     try MicLoopBinary.shell([
