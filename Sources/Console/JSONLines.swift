@@ -9,7 +9,7 @@ public enum JSONLines {
     case .level(let reading):
       let evidence = reading.talkEvidence
       return
-        "{\"event\":\"level\",\"time\":\(time(reading.time)),\"peak_dbfs\":\(db(reading.peakDecibels)),\"rms_dbfs\":\(db(reading.rmsDecibels)),\"envelope_dbfs\":\(db(reading.envelopeDecibels)),\"speech_dbfs\":\(db(evidence.speechDecibels)),\"noise_floor_dbfs\":\(db(evidence.noiseFloorDecibels)),\"open_dbfs\":\(db(evidence.openDecibels)),\"close_dbfs\":\(db(evidence.closeDecibels)),\"meter_dbfs\":\(db(reading.meterDecibels)),\"talking\":\(reading.isTalking)\(loudness(reading.loudness))}"
+        "{\"event\":\"level\",\"time\":\(time(reading.time)),\"peak_dbfs\":\(db(reading.peakDecibels)),\"rms_dbfs\":\(db(reading.rmsDecibels)),\"envelope_dbfs\":\(db(reading.envelopeDecibels)),\"speech_dbfs\":\(db(evidence.speechDecibels)),\"noise_floor_dbfs\":\(db(evidence.noiseFloorDecibels)),\"open_dbfs\":\(db(evidence.openDecibels)),\"close_dbfs\":\(db(evidence.closeDecibels)),\"meter_dbfs\":\(db(reading.meterDecibels)),\"talking\":\(reading.isTalking)\(loudness(reading.loudness))\(channels(reading.channels))}"
     case .talkStart(let time):
       return "{\"event\":\"talk_start\",\"time\":\(Self.time(time))}"
     case .talkEnd(let time):
@@ -21,6 +21,18 @@ public enum JSONLines {
       return
         "{\"event\":\"summary\",\"duration\":\(time(summary.duration)),\"peak_dbfs\":\(db(summary.peakDecibels)),\"rms_dbfs\":\(db(summary.rmsDecibels)),\"talk_seconds\":\(time(summary.talkSeconds)),\"talk_segments\":\(summary.talkSegments),\"invalid_samples\":\(summary.invalidSamples),\"channels\":[\(channels)]\(loudness(summary.loudness))}"
     }
+  }
+
+  /// Each channel's levels in a level event, when more than one channel is metered.
+  static func channels(_ readings: ChannelReadings) -> String {
+    guard readings.count > 1 else { return "" }
+    var members = [String]()
+    for channel in 0..<readings.count {
+      members.append(
+        "{\"peak_dbfs\":\(db(readings.peakDecibels(channel))),\"rms_dbfs\":\(db(readings.rmsDecibels(channel))),\"meter_dbfs\":\(db(readings.meterDecibels(channel)))}"
+      )
+    }
+    return ",\"channels\":[" + members.joined(separator: ",") + "]"
   }
 
   /// The loudness members of a level event (none when not measured).

@@ -6,7 +6,7 @@ import SignalDSP
 
 /// Keys a live job reacts to.
 public enum TerminalKey: Sendable, Equatable {
-  case up, down, mute, quit
+  case up, down, mute, quit, clearClips
 }
 
 /// Reads single key presses from a terminal on standard input without
@@ -58,6 +58,7 @@ public final class TerminalKeys {
         switch pending.removeFirst() {
         case UInt8(ascii: "m"), UInt8(ascii: "M"): keys.append(.mute)
         case UInt8(ascii: "q"), UInt8(ascii: "Q"): keys.append(.quit)
+        case UInt8(ascii: "c"), UInt8(ascii: "C"): keys.append(.clearClips)
         case UInt8(ascii: "+"): keys.append(.up)
         case UInt8(ascii: "-"): keys.append(.down)
         default: break

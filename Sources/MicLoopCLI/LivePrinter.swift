@@ -15,10 +15,17 @@ final class LivePrinter {
   private let human = HumanMeterFormat()
   private var lastReading: LevelReading?
   private var status = ""
-  private var drewLine = false
+  /// Lines of the meter block on the screen, the cursor at the end of the last.
+  private var drawnLines = 0
 
   init(json: Bool) {
     mode = json ? .json : (StandardOutput.isTerminal ? .terminal : .lines)
+  }
+
+  /// Unlatches the clip indicators.
+  func clearClips() {
+    view.clearClips()
+    if mode == .terminal, let reading = lastReading { redraw(reading) }
   }
 
   /// Extra text at the end of the terminal line (gain, mute).
@@ -88,7 +95,7 @@ final class LivePrinter {
       StandardOutput.write(ToneEventFormat.json(event), flush: true)
       return
     }
-    endLine()
+    clearBlock()
     StandardOutput.write(ToneEventFormat.text(event), flush: true)
     if mode == .terminal, let reading = lastReading { redraw(reading) }
   }
@@ -99,29 +106,43 @@ final class LivePrinter {
         "{\"event\":\"xrun\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"bus\":\"\(bus.name)\"}",
         flush: true)
     } else {
-      endLine()
+      clearBlock()
       StandardOutput.write(
         "xrun (\(bus == .input ? "capture overrun" : "playback underrun")) at \(DecimalFormatting.fixed(time, places: 2)) s",
         flush: true)
     }
   }
 
-  /// Finishes the redrawn line so later output starts on its own line.
+  /// Leaves the meter block on the screen so later output starts below it.
   func endLine() {
-    if drewLine {
+    if drawnLines > 0 {
       StandardOutput.writeRaw("\n")
-      drewLine = false
+      drawnLines = 0
     }
   }
 
+  /// Takes the meter block off the screen, the cursor where it began.
+  private func clearBlock() {
+    guard drawnLines > 0 else { return }
+    StandardOutput.writeRaw(Self.toBlockStart(drawnLines) + "\u{1B}[J")
+    drawnLines = 0
+  }
+
+  private static func toBlockStart(_ lines: Int) -> String {
+    "\r" + (lines > 1 ? "\u{1B}[\(lines - 1)A" : "")
+  }
+
+  /// Draws the block over the previous one in one write, so it never flickers.
   private func redraw(_ reading: LevelReading) {
-    var line = view.line(for: reading, status: status)
-    // A line longer than the terminal wraps, and the carriage return would
-    // then redraw only its last row.
-    if let columns = StandardOutput.terminalColumns(), line.count >= columns {
-      line = String(line.prefix(columns - 1))
+    // Lines as wide as the terminal would wrap and break the cursor moves.
+    let columns = StandardOutput.terminalColumns() ?? 80
+    let lines = view.lines(for: reading, status: status, columns: columns)
+    var frame = drawnLines > 0 ? Self.toBlockStart(drawnLines) : "\r"
+    for (index, line) in lines.enumerated() {
+      frame += "\u{1B}[2K" + line + (index < lines.count - 1 ? "\n" : "")
     }
-    StandardOutput.writeRaw("\r\u{1B}[2K" + line)
-    drewLine = true
+    if lines.count < drawnLines { frame += "\u{1B}[J" }
+    StandardOutput.writeRaw(frame)
+    drawnLines = lines.count
   }
 }

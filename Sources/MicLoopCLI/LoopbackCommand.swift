@@ -136,6 +136,7 @@ enum LiveRunner {
             case .down: processor.setGain(decibels: max(-120, processor.gainDecibels.rounded() - 1))
             case .mute: processor.setMuted(!processor.isMuted)
             case .quit: return true
+            case .clearClips: printer.clearClips()
             }
             if printer.mode == .terminal { printer.setStatus(describeGain()) }
           }

@@ -23,6 +23,8 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
   public var shortTerm: Double = .nan
   /// The meter reading under the chosen ballistics (NaN: silence).
   public var meter: Double = .nan
+  /// Levels of each metered channel.
+  public var channels = ChannelReadings()
 
   init(_ event: MeterEvent) {
     switch event {
@@ -37,6 +39,7 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
       open = evidence.openDecibels ?? .nan
       close = evidence.closeDecibels ?? .nan
       meter = reading.meterDecibels ?? .nan
+      channels = reading.channels
       if let loudness = reading.loudness {
         hasLoudness = true
         momentary = loudness.momentaryLUFS ?? .nan
@@ -78,7 +81,7 @@ public struct LiveEvent: BitwiseCopyable, Sendable {
             openDecibels: level(open), closeDecibels: level(close)),
           loudness: hasLoudness
             ? MomentaryLoudness(momentaryLUFS: level(momentary), shortTermLUFS: level(shortTerm))
-            : nil, meterDecibels: level(meter)))
+            : nil, meterDecibels: level(meter), channels: channels))
     case .talkStart: return .talkStart(time: time)
     case .talkEnd: return .talkEnd(time: time)
     }

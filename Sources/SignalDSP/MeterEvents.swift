@@ -28,12 +28,16 @@ public struct LevelReading: Sendable, Equatable {
   /// The meter reading under the chosen ballistics, in dBFS (with loudness
   /// ballistics, the momentary loudness in LUFS); `nil` for silence.
   public var meterDecibels: Double?
+  /// Peak, RMS and meter reading of each metered channel.
+  public var channels: ChannelReadings
 
   public init(
     time: Double, peakDecibels: Double?, rmsDecibels: Double?, envelopeDecibels: Double?,
     isTalking: Bool, talkEvidence: TalkEvidence = TalkEvidence(),
-    loudness: MomentaryLoudness? = nil, meterDecibels: Double? = nil
+    loudness: MomentaryLoudness? = nil, meterDecibels: Double? = nil,
+    channels: ChannelReadings = ChannelReadings()
   ) {
+    self.channels = channels
     self.meterDecibels = meterDecibels
     self.talkEvidence = talkEvidence
     self.loudness = loudness

@@ -11,10 +11,14 @@ public struct IntervalLevels: Sendable, Equatable {
   /// interval, loudest channel, in dBFS (`nil` for silence and for loudness
   /// ballistics, which the talk stage reads).
   public var meterDecibels: Double?
+  /// The same for each metered channel.
+  public var channels: ChannelReadings
 
   public init(
-    time: Double, peakDecibels: Double?, rmsDecibels: Double?, meterDecibels: Double? = nil
+    time: Double, peakDecibels: Double?, rmsDecibels: Double?, meterDecibels: Double? = nil,
+    channels: ChannelReadings = ChannelReadings()
   ) {
+    self.channels = channels
     self.time = time
     self.peakDecibels = peakDecibels
     self.rmsDecibels = rmsDecibels
@@ -195,13 +199,18 @@ public final class MeterLevelStage {
 
   private func endInterval() -> IntervalLevels {
     var meter: Double?
-    for index in 0..<meters.count {
-      if let reading = meters[index].decibels { meter = max(meter ?? reading, reading) }
+    var channels = ChannelReadings()
+    for index in 0..<intervalLevels.count {
+      let reading = index < meters.count ? meters[index].decibels.map { $0 + meterOffset } : nil
+      if let reading { meter = max(meter ?? reading, reading) }
+      channels.append(
+        peak: intervalLevels[index].peakDecibels,
+        rms: intervalLevels[index].rmsDecibels.map { $0 + rmsOffset }, meter: reading)
     }
     let levels = IntervalLevels(
       time: time, peakDecibels: Self.loudestPeak(intervalLevels),
       rmsDecibels: Self.loudestRMS(intervalLevels).map { $0 + rmsOffset },
-      meterDecibels: meter.map { $0 + meterOffset })
+      meterDecibels: meter, channels: channels)
     for index in 0..<intervalLevels.count {
       totalLevels[index].merge(intervalLevels[index])
       intervalLevels[index].reset()

@@ -131,7 +131,8 @@ public final class MeterTalkStage {
           loudness: loudness.map {
             MomentaryLoudness(momentaryLUFS: $0.momentaryLUFS, shortTermLUFS: $0.shortTermLUFS)
           },
-          meterDecibels: readsLoudness ? loudness?.momentaryLUFS : levels.meterDecibels)))
+          meterDecibels: readsLoudness ? loudness?.momentaryLUFS : levels.meterDecibels,
+          channels: levels.channels)))
   }
 
   /// Ends the stream: closes talk in progress and emits `levels` (the

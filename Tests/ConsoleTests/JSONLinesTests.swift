@@ -21,6 +21,29 @@ import Testing
     #expect(object?["event"] as? String == "level")
   }
 
+  @Test func levelLinesListEachChannelWhenThereAreSeveral() throws {
+    var channels = ChannelReadings()
+    channels.append(peak: -6, rms: -9, meter: -6.5)
+    channels.append(peak: nil, rms: nil, meter: nil)
+    let line = JSONLines.line(
+      for: .level(
+        LevelReading(
+          time: 1, peakDecibels: -6, rmsDecibels: -9, envelopeDecibels: nil, isTalking: false,
+          channels: channels)))
+    #expect(
+      line.hasSuffix(
+        #""channels":[{"peak_dbfs":-6.00,"rms_dbfs":-9.00,"meter_dbfs":-6.50},{"peak_dbfs":null,"rms_dbfs":null,"meter_dbfs":null}]}"#
+      ))
+    var mono = ChannelReadings()
+    mono.append(peak: -6, rms: -9, meter: -6)
+    let single = JSONLines.line(
+      for: .level(
+        LevelReading(
+          time: 1, peakDecibels: -6, rmsDecibels: -9, envelopeDecibels: nil, isTalking: false,
+          channels: mono)))
+    #expect(!single.contains("channels"))
+  }
+
   @Test func decimalsRoundHalfAwayFromZero() {
     #expect(DecimalFormatting.fixed(-0.0004, places: 3) == "0.000")
     #expect(DecimalFormatting.fixed(-3.0103, places: 2) == "-3.01")
