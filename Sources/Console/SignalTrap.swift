@@ -23,5 +23,11 @@ public enum SignalTrap {
     signal(SIGINT, handler)
     signal(SIGTERM, handler)
     signal(SIGHUP, handler)
+    // A parent may start us with these blocked (the mask is inherited):
+    // then they would stay pending and Ctrl-C would do nothing.
+    var handled = sigset_t()
+    sigemptyset(&handled)
+    for number in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&handled, number) }
+    pthread_sigmask(SIG_UNBLOCK, &handled, nil)
   }
 }

@@ -2,6 +2,10 @@ import AudioFiles
 import DuplexIO
 import SignalDSP
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Runs a live job on any duplex backend from the control thread: starts
 /// the unit, then about 50 times a second hands meter events and the mono
 /// input to the caller, writes the recording, reports xruns, and stops when
@@ -32,6 +36,10 @@ public final class LiveSession<Backend: DuplexBackend> {
   public let unit: Unit
   public let processor: LiveProcessor
   public let configuration: DuplexConfiguration
+  /// Seconds without a processed frame after which the job ends with
+  /// `deviceLost`: a driver can hang inside a read when its sound server
+  /// dies, where the unit's own deadline never runs.
+  public var stallLimit = 8.0
 
   /// Opens and configures the devices and prepares the processor for what
   /// they granted (nothing runs yet).
@@ -89,10 +97,13 @@ public final class LiveSession<Backend: DuplexBackend> {
     }
 
     try unit.start()
+    var stall = StallWatch(limit: stallLimit)
+    var stalled = false
     while true {
       let ended = unit.waitUntilStopped(timeout: 0.02)
       drain()
-      let time = Double(processor.framesProcessed.load(ordering: .acquiring)) / rate
+      let frames = processor.framesProcessed.load(ordering: .acquiring)
+      let time = Double(frames) / rate
       let overruns = unit.statistics.overruns.load(ordering: .relaxed)
       let underruns = unit.statistics.underruns.load(ordering: .relaxed)
       for _ in seenOverruns..<overruns { onXrun(.input, time) }
@@ -105,6 +116,10 @@ public final class LiveSession<Backend: DuplexBackend> {
         break
       }
       if let frameLimit, Int64(time * rate) >= frameLimit { break }
+      if stall.hasStalled(progress: Int64(frames)) {
+        stalled = true
+        break
+      }
     }
     unit.stop()
     drain()
@@ -117,8 +132,48 @@ public final class LiveSession<Backend: DuplexBackend> {
         / channels,
       overruns: unit.statistics.overruns.load(ordering: .relaxed),
       underruns: unit.statistics.underruns.load(ordering: .relaxed),
-      wasStoppedByCaller: stoppedByCaller, failure: unit.failure,
+      wasStoppedByCaller: stoppedByCaller,
+      failure: unit.failure ?? (stalled ? stallFailure() : nil),
       recordingFailure: recordingFailure)
+  }
+}
+
+extension LiveSession {
+  /// The failure of a stream that stopped moving.
+  private func stallFailure() -> DuplexError {
+    let device =
+      configuration.isInputEnabled ? configuration.captureDevice : configuration.playbackDevice
+    let seconds = stallLimit >= 1 ? "\(Int(stallLimit))" : "\(stallLimit)"
+    return DuplexError(
+      .deviceLost, operation: configuration.isInputEnabled ? "capture" : "playback",
+      device: device, code: ETIMEDOUT,
+      reason: "no audio for \(seconds) s; its sound server may have stopped")
+  }
+}
+
+/// Watches a counter that should keep growing and says when it has not
+/// grown for `limit` seconds of the monotonic clock. Control thread.
+struct StallWatch {
+  let limit: Double
+  private var lastProgress: Int64 = -1
+  private var since = StallWatch.now()
+
+  init(limit: Double) { self.limit = limit }
+
+  mutating func hasStalled(progress: Int64) -> Bool {
+    let now = Self.now()
+    if progress != lastProgress {
+      lastProgress = progress
+      since = now
+      return false
+    }
+    return now - since >= limit
+  }
+
+  static func now() -> Double {
+    var clock = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &clock)
+    return Double(clock.tv_sec) + Double(clock.tv_nsec) / 1e9
   }
 }
 

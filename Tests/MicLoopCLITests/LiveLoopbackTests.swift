@@ -232,6 +232,28 @@ import Testing
     #expect(reader.declaredFrameCount.map { $0 > 48_000 } == true)
   }
 
+  /// The pulse plugin can hang inside a read once its server is gone: the
+  /// meter still ends, with one line, instead of running forever.
+  @Test func serverKilledUnderALiveMeterEndsIt() throws {
+    let devices = try VirtualDevices()
+    let player = try playTone(devices)
+    defer { player.signal(SIGTERM) }
+    let meter = try devices.startMicloop([
+      "meter", "-D", "pulse:mic.monitor", "--json", "--duration", "60",
+    ])
+    #expect(meter.waitForOutput("\"level\""))
+    devices.stop()
+    let deadline = Date().addingTimeInterval(30)
+    while meter.isRunning && Date() < deadline { usleep(100_000) }
+    let stillRunning = meter.isRunning
+    if stillRunning { meter.signal(SIGKILL) }
+    #expect(!stillRunning, "the meter kept running 30 s after its server died")
+    let result = meter.result()
+    #expect(result.status == 1, "\(result.errorOutput)")
+    #expect(result.errorLines.count == 1, "\(result.errorOutput)")
+    #expect(result.errorOutput.contains("pulse:mic.monitor"), "\(result.errorOutput)")
+  }
+
   @Test func serverKilledDuringRecordingKeepsWhatWasCaptured() throws {
     let devices = try VirtualDevices()
     let player = try playTone(devices)

@@ -15,12 +15,6 @@ final class SpawnedProcess {
     let directory = try MicLoopBinary.temporaryDirectory()
     outputPath = directory.appendingPathComponent("stdout").path
     errorPath = directory.appendingPathComponent("stderr").path
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      argv.forEach { free($0) }
-      envp.forEach { free($0) }
-    }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -30,13 +24,28 @@ final class SpawnedProcess {
       &actions, STDOUT_FILENO, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_addopen(
       &actions, STDERR_FILENO, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    // Signals the tests ignore must not stay ignored in the child.
+    pid = try Self.spawn(arguments, environment: environment, actions: &actions)
+  }
+
+  /// Starts `arguments` with `actions` applied, every signal at its default
+  /// disposition and none blocked (the test process blocks and ignores some,
+  /// and a child would inherit that).
+  static func spawn(
+    _ arguments: [String], environment: [String: String],
+    actions: inout posix_spawn_file_actions_t
+  ) throws -> pid_t {
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      argv.forEach { free($0) }
+      envp.forEach { free($0) }
+    }
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
     var defaults = sigset_t()
     sigemptyset(&defaults)
-    for signal in [SIGINT, SIGTERM, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+    for signal in [SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP] { sigaddset(&defaults, signal) }
     posix_spawnattr_setsigdefault(&attributes, &defaults)
     var empty = sigset_t()
     sigemptyset(&empty)
@@ -48,7 +57,7 @@ final class SpawnedProcess {
       throw VirtualDevices.StartFailure(
         description: "\(arguments[0]) could not start: \(String(cString: strerror(result)))")
     }
-    pid = child
+    return child
   }
 
   deinit {

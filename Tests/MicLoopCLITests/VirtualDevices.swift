@@ -156,12 +156,6 @@ final class VirtualDevices {
   /// helpers: pactl, arecord, aplay) and returns its exit status.
   @discardableResult
   static func wait(for arguments: [String], environment: [String: String]) throws -> Int32 {
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      argv.forEach { free($0) }
-      envp.forEach { free($0) }
-    }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -169,12 +163,7 @@ final class VirtualDevices {
       posix_spawn_file_actions_addopen(
         &actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
     }
-    var pid = pid_t()
-    let result = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
-    guard result == 0 else {
-      throw StartFailure(
-        description: "\(arguments[0]) could not start: \(String(cString: strerror(result)))")
-    }
+    let pid = try SpawnedProcess.spawn(arguments, environment: environment, actions: &actions)
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
