@@ -144,9 +144,9 @@ public final class MeterLevelStage {
       if channelCount == 1 {
         source = UnsafeBufferPointer(start: samples, count: frameCount)
       } else {
-        for frame in 0..<frameCount {
-          channelBuffer[frame] = samples[frame * channelCount + channel]
-        }
+        Self.extract(
+          channel, of: channelCount, from: samples, frameCount: frameCount,
+          into: channelBuffer.baseAddress!)
         source = UnsafeBufferPointer(rebasing: channelBuffer[0..<frameCount])
       }
       if meters[index].readsChunkPeaks {
@@ -160,8 +160,18 @@ public final class MeterLevelStage {
         meters[index].process(source.baseAddress!, count: frameCount)
       }
       reducedCount = reducers[index].process(source, into: reduced[index] + offset)
-      bands[index].process(reduced[index] + offset, count: reducedCount)
     }
+    var index = 0
+    while index + 1 < bands.count {
+      var first = bands[index]
+      var second = bands[index + 1]
+      SpeechBandFilter.process(
+        &first, reduced[index] + offset, &second, reduced[index + 1] + offset, count: reducedCount)
+      bands[index] = first
+      bands[index + 1] = second
+      index += 2
+    }
+    if index < bands.count { bands[index].process(reduced[index] + offset, count: reducedCount) }
     framesInInterval += frameCount
     framesProcessed += Int64(frameCount)
     guard framesInInterval == intervalFrames else { return (reducedCount, nil) }
@@ -229,6 +239,36 @@ public final class MeterLevelStage {
     var meanSquare = 0.0
     for index in 0..<levels.count { meanSquare = max(meanSquare, levels[index].meanSquare) }
     return Decibels.fromPower(meanSquare)
+  }
+
+  /// Copies one channel of interleaved frames out, eight frames per step
+  /// for stereo.
+  static func extract(
+    _ channel: Int, of channelCount: Int, from samples: UnsafePointer<Float>, frameCount: Int,
+    into target: UnsafeMutablePointer<Float>
+  ) {
+    var frame = 0
+    if channelCount == 2 {
+      let raw = UnsafeRawPointer(samples)
+      let stride = MemoryLayout<Float>.stride
+      while frame + 8 <= frameCount {
+        let first = raw.loadUnaligned(fromByteOffset: 2 * frame * stride, as: SIMD8<Float>.self)
+        let second = raw.loadUnaligned(
+          fromByteOffset: (2 * frame + 8) * stride, as: SIMD8<Float>.self)
+        let picked =
+          channel == 0
+          ? SIMD8(lowHalf: first.evenHalf, highHalf: second.evenHalf)
+          : SIMD8(lowHalf: first.oddHalf, highHalf: second.oddHalf)
+        UnsafeMutableRawPointer(target + frame).storeBytes(of: picked, as: SIMD8<Float>.self)
+        frame += 8
+      }
+    }
+    var source = samples + frame * channelCount + channel
+    while frame < frameCount {
+      target[frame] = source.pointee
+      source += channelCount
+      frame += 1
+    }
   }
 
   /// Replaces NaN and ±infinity by zero; returns how many there were.

@@ -83,7 +83,29 @@ public final class MeterTalkStage {
   ) {
     precondition(count <= maximumCount)
     guard count > 0 else { return }
-    for index in 0..<followers.count {
+    // Channels go in pairs: two independent followers in one loop run
+    // side by side instead of one waiting for the other's chain.
+    var index = 0
+    while index + 1 < followers.count {
+      let first = reduced[index] + offset
+      let second = reduced[index + 1] + offset
+      let firstPower = powerBuffers[index]
+      let secondPower = powerBuffers[index + 1]
+      var firstFollower = followers[index]
+      var secondFollower = followers[index + 1]
+      for i in 0..<count {
+        let a = first[i]
+        let b = second[i]
+        firstPower[i] = a * a
+        secondPower[i] = b * b
+        first[i] = firstFollower.process(a)
+        second[i] = secondFollower.process(b)
+      }
+      followers[index] = firstFollower
+      followers[index + 1] = secondFollower
+      index += 2
+    }
+    if index < followers.count {
       let band = reduced[index] + offset
       let power = powerBuffers[index]
       var follower = followers[index]

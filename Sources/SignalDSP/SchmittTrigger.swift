@@ -72,20 +72,57 @@ public struct SchmittTrigger: Sendable {
   ) {
     let base = position
     let count = envelope.count
-    for index in 0..<count {
-      let value = envelope[index]
-      let aboveClose = value >= closeThreshold
-      // Samples that cannot change anything: no crossing of the close
-      // threshold, and either open above it or closed below the open one.
-      if aboveClose == wasAboveClose && (isOpen ? aboveClose : value < openThreshold) { continue }
+    var index = 0
+    while index < count {
+      // The values that change nothing in the present state, and the
+      // sample where a running hold expires: scan past the rest at once.
+      var stop = count
+      let low: Float
+      let high: Float
+      if wasAboveClose {
+        low = closeThreshold
+        high = isOpen ? .infinity : openThreshold
+      } else {
+        low = -.infinity
+        high = closeThreshold
+        if isOpen {
+          let expiry = lastFall + holdSamples - 1 - base
+          stop = Int(min(Int64(count), max(Int64(index), expiry)))
+        }
+      }
+      index = Self.firstOutside(envelope, from: index, to: stop, low: low, high: high)
+      guard index < count else { break }
       position = base + Int64(index)
-      if let transition = step(value) { onTransition(transition) }
+      if let transition = step(envelope[index]) { onTransition(transition) }
+      index += 1
     }
     position = base + Int64(count)
   }
 
   /// Ends an open segment at the end of the stream.
   /// - Returns: the closing transition, if talk was in progress.
+  /// The first index in `from..<to` whose value is below `low` or at or
+  /// above `high`; `to` when there is none.
+  private static func firstOutside(
+    _ values: UnsafeBufferPointer<Float>, from start: Int, to end: Int, low: Float, high: Float
+  ) -> Int {
+    guard let base = values.baseAddress else { return end }
+    var index = start
+    let lows = SIMD8<Float>(repeating: low)
+    let highs = SIMD8<Float>(repeating: high)
+    while index + 8 <= end {
+      let v = UnsafeRawPointer(base + index).loadUnaligned(as: SIMD8<Float>.self)
+      if any((v .< lows) .| (v .>= highs)) { break }
+      index += 8
+    }
+    while index < end {
+      let value = base[index]
+      if value < low || value >= high { return index }
+      index += 1
+    }
+    return end
+  }
+
   public mutating func finish() -> TalkTransition? {
     guard isOpen else { return nil }
     isOpen = false

@@ -1,8 +1,28 @@
 import Foundation
-import SignalDSP
 import Testing
 
+@testable import SignalDSP
+
 @Suite struct LevelAccumulatorTests {
+  /// One channel copied out of interleaved frames, for stereo (eight frames
+  /// a step) and other counts, at lengths that leave a remainder.
+  @Test(arguments: [1, 2, 3, 6])
+  func extractingAChannelCopiesExactlyItsSamples(channels: Int) {
+    let frames = 1003
+    let samples = (0..<(frames * channels)).map { Float($0) }
+    for channel in 0..<channels {
+      var target = [Float](repeating: -1, count: frames)
+      samples.withUnsafeBufferPointer { source in
+        target.withUnsafeMutableBufferPointer {
+          MeterLevelStage.extract(
+            channel, of: channels, from: source.baseAddress!, frameCount: frames,
+            into: $0.baseAddress!)
+        }
+      }
+      #expect(target == (0..<frames).map { Float($0 * channels + channel) })
+    }
+  }
+
   func sine(amplitude: Double, frequency: Double, rate: Double, count: Int) -> [Float] {
     (0..<count).map { Float(amplitude * sin(2 * Double.pi * frequency * Double($0) / rate)) }
   }

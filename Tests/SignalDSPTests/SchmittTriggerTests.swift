@@ -1,8 +1,37 @@
 import Foundation
 import SignalDSP
+import TestSupport
 import Testing
 
 @Suite struct SchmittTriggerTests {
+  /// The block path scans past samples that change nothing; it must give
+  /// exactly the transitions of feeding every sample, over random levels
+  /// and random block lengths, with holds from none to long.
+  @Test(arguments: [0, 1, 7, 480] as [Int64])
+  func blocksGiveTheTransitionsOfSingleSamples(hold: Int64) {
+    var random = SplitMix(seed: 7 + UInt64(hold))
+    // Runs of levels that dwell below, between and above the thresholds.
+    var levels = [Float]()
+    while levels.count < 200_000 {
+      let level = Float.random(in: 0...1, using: &random)
+      levels += Array(repeating: level, count: Int.random(in: 1...300, using: &random))
+    }
+    var single = SchmittTrigger(openThreshold: 0.6, closeThreshold: 0.3, holdSamples: hold)
+    var expected = [TalkTransition]()
+    for level in levels { if let t = single.process(level) { expected.append(t) } }
+    var block = SchmittTrigger(openThreshold: 0.6, closeThreshold: 0.3, holdSamples: hold)
+    var got = [TalkTransition]()
+    var start = 0
+    while start < levels.count {
+      let end = min(levels.count, start + Int.random(in: 1...2000, using: &random))
+      levels[start..<end].withUnsafeBufferPointer { block.process($0) { got.append($0) } }
+      start = end
+    }
+    #expect(expected.count > 20)
+    #expect(got == expected)
+    #expect(block.position == single.position && block.isOpen == single.isOpen)
+  }
+
   @Test func levelBetweenThresholdsNeverToggles() {
     var closed = SchmittTrigger(openThreshold: 0.5, closeThreshold: 0.2, holdSamples: 10)
     for i in 0..<10_000 {
