@@ -74,7 +74,7 @@ def meter_section(micloop, work, runs):
     lines = [
         "## Levels: `micloop meter` vs `sox stats`",
         "",
-        "10 minutes of 48 kHz 16-bit mono WAV (modulated pink noise), whole process, "
+        "10 minutes of 48 kHz 16-bit stereo WAV (modulated pink noise), whole process, "
         f"median of {runs} alternating runs after 2 warm-ups.",
         "",
         "| command | median wall s | median CPU s | wall ratio | CPU ratio |",
