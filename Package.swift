@@ -10,6 +10,7 @@ let package = Package(
     .library(name: "SignalDSP", targets: ["SignalDSP"]),
     .library(name: "AudioFiles", targets: ["AudioFiles"]),
     .library(name: "MicLoopKit", targets: ["MicLoopKit"]),
+    .library(name: "Plotting", targets: ["Plotting"]),
     // The command line itself, for checking arguments without running them.
     .library(name: "MicLoopCLI", targets: ["MicLoopCLI"]),
   ],
@@ -24,16 +25,19 @@ let package = Package(
       name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
     .systemLibrary(
       name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+    .systemLibrary(
+      name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
     .target(name: "DuplexIO", dependencies: ["CALSA"]),
     .target(name: "DuplexIOTesting", dependencies: ["DuplexIO"]),
     .target(name: "SignalDSP", dependencies: ["CFFTW"]),
     .target(name: "AudioFiles", dependencies: ["CSndFile"]),
     .target(name: "MicLoopKit", dependencies: ["DuplexIO", "SignalDSP", "AudioFiles"]),
     .target(name: "Console", dependencies: ["SignalDSP", "AudioFiles"]),
+    .target(name: "Plotting", dependencies: ["CCairo", "SignalDSP", "AudioFiles"]),
     .target(
       name: "MicLoopCLI",
       dependencies: [
-        "MicLoopKit", "DuplexIO", "SignalDSP", "AudioFiles", "Console",
+        "MicLoopKit", "DuplexIO", "SignalDSP", "AudioFiles", "Console", "Plotting",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "micloop", dependencies: ["MicLoopCLI"]),
@@ -61,8 +65,9 @@ let package = Package(
         "AllocationCounter", "TestSupport",
       ]),
     .testTarget(name: "ConsoleTests", dependencies: ["Console", "SignalDSP"]),
+    .testTarget(name: "PlottingTests", dependencies: ["Plotting", "SignalDSP", "TestSupport"]),
     .testTarget(
       name: "MicLoopCLITests",
-      dependencies: ["MicLoopCLI", "MicLoopKit", "AudioFiles", "SignalDSP"]),
+      dependencies: ["MicLoopCLI", "MicLoopKit", "AudioFiles", "SignalDSP", "CCairo"]),
   ]
 )

@@ -121,6 +121,11 @@ public final class SpectrumAnalyzer {
     (Double(output[bin].0), Double(output[bin].1))
   }
 
+  /// The power of `bin` in the last frame analysed, scaled so that a
+  /// sine's main lobe (five bins) sums to its squared amplitude (the centre
+  /// bin of a full-scale sine alone reads 2/3, −1.8 dB).
+  public func binPower(_ bin: Int) -> Double { power[bin] * amplitudeScale }
+
   /// The bin nearest `frequency`, clamped to the spectrum.
   public func bin(of frequency: Double) -> Int {
     min(frameLength / 2, max(0, Int((frequency / binWidth).rounded())))
