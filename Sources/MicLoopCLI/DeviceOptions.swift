@@ -35,6 +35,19 @@ struct DeviceOptions: ParsableArguments {
   var format: SampleFormat?
   @Flag(help: "Lock memory (mlockall) so the audio thread never waits for a page fault.")
   var lockMemory = false
+  @Flag(
+    help:
+      "When the device or its sound server goes away, wait for it to come back and carry on (device_lost and device_back events) instead of ending."
+  )
+  var reconnect = false
+  @Flag(
+    help:
+      "With --reconnect and a recording: fill the gap with silence of the same length, so the file's timeline stays true."
+  )
+  var fillGaps = false
+
+  /// What a live job does when its device goes away.
+  var recovery: DeviceRecovery { DeviceRecovery(reconnects: reconnect, fillsGaps: fillGaps) }
 
   func validate() throws {
     guard (1_000...768_000).contains(rate) else {
@@ -48,6 +61,9 @@ struct DeviceOptions: ParsableArguments {
     }
     if let periods, !(2...64).contains(periods) {
       throw ValidationError("--periods must be 2 to 64")
+    }
+    if fillGaps && !reconnect {
+      throw ValidationError("--fill-gaps fills the gaps --reconnect bridges; give --reconnect too")
     }
   }
 

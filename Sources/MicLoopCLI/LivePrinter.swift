@@ -100,6 +100,34 @@ final class LivePrinter {
     if mode == .terminal, let reading = lastReading { redraw(reading) }
   }
 
+  /// The device or its server went away; the job waits for it (`--reconnect`).
+  func deviceLost(time: Double, reason: String) {
+    if mode == .json {
+      StandardOutput.write(
+        "{\"event\":\"device_lost\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"reason\":\(JSONLines.quoted(reason))}",
+        flush: true)
+    } else {
+      clearBlock()
+      StandardOutput.write(
+        "device lost at \(DecimalFormatting.fixed(time, places: 2)) s: \(reason); waiting for it to come back",
+        flush: true)
+    }
+  }
+
+  /// The device is back after `gap` seconds; the job goes on.
+  func deviceBack(time: Double, gap: Double, filled: Bool) {
+    if mode == .json {
+      StandardOutput.write(
+        "{\"event\":\"device_back\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"gap_seconds\":\(DecimalFormatting.fixed(gap, places: 3)),\"gap_filled\":\(filled)}",
+        flush: true)
+    } else {
+      clearBlock()
+      StandardOutput.write(
+        "device back at \(DecimalFormatting.fixed(time, places: 2)) s after a \(DecimalFormatting.fixed(gap, places: 2)) s gap\(filled ? " (filled with silence in the recording)" : "")",
+        flush: true)
+    }
+  }
+
   func xrun(_ bus: Bus, time: Double) {
     if mode == .json {
       StandardOutput.write(

@@ -126,7 +126,8 @@ struct Meter: ParsableCommand {
     try LiveRunner.run(
       configuration: devices.configuration(input: true, output: false), settings: settings,
       record: nil,
-      duration: duration?.value, json: json, showsMeter: true, acceptsKeys: true)
+      duration: duration?.value, json: json, showsMeter: true, acceptsKeys: true,
+      recovery: devices.recovery)
   }
 
   func validate() throws {

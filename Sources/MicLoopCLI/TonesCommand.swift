@@ -62,7 +62,7 @@ struct Tones: ParsableCommand {
         try LiveRunner.run(
           configuration: devices.configuration(input: true, output: false), settings: settings,
           record: nil, duration: duration?.value, json: json, showsMeter: false,
-          acceptsKeys: false, tones: tones)
+          acceptsKeys: false, tones: tones, recovery: devices.recovery)
       } catch var failure as CommandFailure where !deviceGiven {
         failure.message += "; or decode a file with --input FILE"
         throw failure

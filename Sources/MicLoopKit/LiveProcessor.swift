@@ -169,6 +169,13 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     let ringFrames = Int(settings.recordingBuffer * Double(format.sampleRate))
     analysis = settings.isAnalyzing ? SPSCRing(capacity: ringFrames) : nil
     recording = settings.isRecording ? SPSCRing(capacity: ringFrames * format.channelCount) : nil
+    // Prepared again for a device that came back in the same format, the
+    // meter carries on: its stream time, talk state and totals continue.
+    if let meter, meter.sampleRate == Double(format.sampleRate),
+      meter.channelCount == format.channelCount
+    {
+      return
+    }
     meter = settings.meter.map {
       MeterProcessor(
         sampleRate: Double(format.sampleRate), channelCount: format.channelCount, settings: $0,

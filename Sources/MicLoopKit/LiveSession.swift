@@ -18,7 +18,7 @@ public final class LiveSession<Backend: DuplexBackend> {
   public struct Outcome: Sendable {
     /// Seconds of input processed.
     public var duration: Double
-    /// Frames written to the recording.
+    /// Frames of the job written to the recording (by this session and those it continues).
     public var recordedFrames: Int64
     /// Frames the recording lost because the disk could not keep up.
     public var droppedRecordingFrames: Int
@@ -31,6 +31,8 @@ public final class LiveSession<Backend: DuplexBackend> {
     public var failure: DuplexError?
     /// A recording error that ended the job, if any.
     public var recordingFailure: AudioFileError?
+    /// When frames last arrived, in seconds of the monotonic clock.
+    public var lastProgress: Double
   }
 
   public let unit: Unit
@@ -43,11 +45,21 @@ public final class LiveSession<Backend: DuplexBackend> {
 
   /// Opens and configures the devices and prepares the processor for what
   /// they granted (nothing runs yet).
-  public init(configuration: DuplexConfiguration, backend: Backend, settings: LiveSettings)
+  public convenience init(
+    configuration: DuplexConfiguration, backend: Backend, settings: LiveSettings
+  ) throws(DuplexError) {
+    try self.init(
+      configuration: configuration, backend: backend, processor: LiveProcessor(settings: settings))
+  }
+
+  /// A session that continues the job of `processor` (a device that came
+  /// back): stream time, meter state and totals carry on when the devices
+  /// grant the same format.
+  public init(configuration: DuplexConfiguration, backend: Backend, processor: LiveProcessor)
     throws(DuplexError)
   {
     self.configuration = configuration
-    processor = LiveProcessor(settings: settings)
+    self.processor = processor
     unit = DuplexUnit(configuration: configuration, backend: backend, client: processor)
     try unit.initialize()
   }
@@ -55,9 +67,11 @@ public final class LiveSession<Backend: DuplexBackend> {
   /// Runs until `shouldStop` returns true, `duration` seconds of input, or
   /// a device failure. `onEvent` gets meter events, `onInput` the mono
   /// input (when analysing), `onXrun` xruns; `shouldStop` is asked every
-  /// cycle (read keys and redraw there).
+  /// cycle (read keys and redraw there). With `endsJob` false (a device
+  /// lost that may come back) the meter's totals are not emitted and the
+  /// recording is left open for the next session.
   public func run(
-    duration: Double?, recorder: AudioFileWriter?, shouldStop: () -> Bool,
+    duration: Double?, recorder: AudioFileWriter?, endsJob: Bool = true, shouldStop: () -> Bool,
     onEvent: (MeterEvent) -> Void,
     onInput: (UnsafeBufferPointer<Float>) -> Void = { _ in },
     onXrun: (Bus, Double) -> Void = { _, _ in }
@@ -65,13 +79,15 @@ public final class LiveSession<Backend: DuplexBackend> {
     let rate = Double(processor.format.sampleRate)
     let channels = processor.format.channelCount
     let frameLimit = duration.map { Int64(($0 * rate).rounded()) }
-    var recorded: Int64 = 0
+    // A session continuing a job starts where the last one stopped.
+    let alreadyProcessed = Int64(processor.framesProcessed.load(ordering: .acquiring))
+    var recorded = alreadyProcessed
     var recordingFailure: AudioFileError?
     var seenOverruns = 0
     var seenUnderruns = 0
     var stoppedByCaller = false
 
-    var analysed: Int64 = 0
+    var analysed = alreadyProcessed
     func drain() {
       processor.events.drain { events in
         for event in events { onEvent(event.meterEvent) }
@@ -123,8 +139,11 @@ public final class LiveSession<Backend: DuplexBackend> {
     }
     unit.stop()
     drain()
-    processor.finishMeter(emit: onEvent)
-    recorder?.close()
+    let failure = unit.failure ?? (stalled ? stallFailure() : nil)
+    if endsJob || failure == nil {
+      processor.finishMeter(emit: onEvent)
+      recorder?.close()
+    }
     return Outcome(
       duration: Double(processor.framesProcessed.load(ordering: .acquiring)) / rate,
       recordedFrames: recorded,
@@ -133,8 +152,8 @@ public final class LiveSession<Backend: DuplexBackend> {
       overruns: unit.statistics.overruns.load(ordering: .relaxed),
       underruns: unit.statistics.underruns.load(ordering: .relaxed),
       wasStoppedByCaller: stoppedByCaller,
-      failure: unit.failure ?? (stalled ? stallFailure() : nil),
-      recordingFailure: recordingFailure)
+      failure: failure,
+      recordingFailure: recordingFailure, lastProgress: stall.lastChange)
   }
 }
 
@@ -156,7 +175,8 @@ extension LiveSession {
 struct StallWatch {
   let limit: Double
   private var lastProgress: Int64 = -1
-  private var since = StallWatch.now()
+  /// When the counter last grew (monotonic seconds).
+  private(set) var lastChange = StallWatch.now()
 
   init(limit: Double) { self.limit = limit }
 
@@ -164,10 +184,10 @@ struct StallWatch {
     let now = Self.now()
     if progress != lastProgress {
       lastProgress = progress
-      since = now
+      lastChange = now
       return false
     }
-    return now - since >= limit
+    return now - lastChange >= limit
   }
 
   static func now() -> Double {

@@ -254,6 +254,58 @@ import Testing
     #expect(result.errorOutput.contains("pulse:mic.monitor"), "\(result.errorOutput)")
   }
 
+  /// With --reconnect a server that dies and comes back is a gap, not the
+  /// end: device_lost, device_back, levels again, one summary, and a
+  /// recording whose gap is filled with silence of the same length.
+  @Test func reconnectBridgesAServerThatComesBack() throws {
+    let devices = try VirtualDevices()
+    var player = try playTone(devices)
+    let directory = try MicLoopBinary.temporaryDirectory()
+    let recording = directory.appendingPathComponent("bridged.wav").path
+    let job = try devices.startMicloop([
+      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period", "1024",
+      "--periods", "4", "--record", recording, "--reconnect", "--fill-gaps", "--json",
+    ])
+    defer { job.signal(SIGKILL) }
+    #expect(waitForRecording(recording, moreThan: 48_000))
+    devices.stop()
+    player.signal(SIGTERM)
+    #expect(job.waitForOutput("\"device_lost\"", timeout: 30))
+    try devices.start()
+    player = try playTone(devices)
+    defer { player.signal(SIGTERM) }
+    #expect(job.waitForOutput("\"device_back\"", timeout: 30))
+    // Levels again after the return, then a clean stop.
+    let deadline = Date().addingTimeInterval(30)
+    var afterReturn = 0
+    while Date() < deadline && afterReturn < 5 {
+      usleep(200_000)
+      let output = (try? String(contentsOfFile: job.outputPath, encoding: .utf8)) ?? ""
+      let tail = output.components(separatedBy: "\"device_back\"").dropFirst().last ?? ""
+      afterReturn = tail.components(separatedBy: "\"level\"").count - 1
+    }
+    job.signal(SIGINT)
+    let result = job.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let events = result.output.split(separator: "\n").compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+    let kinds = events.compactMap { $0["event"] as? String }
+    #expect(kinds.filter { $0 == "summary" }.count == 1, "\(kinds)")
+    let lost = try #require(kinds.firstIndex(of: "device_lost"))
+    let back = try #require(kinds.firstIndex(of: "device_back"))
+    #expect(lost < back && kinds[back...].contains("level"), "\(kinds)")
+    let gap = try #require(events[back]["gap_seconds"] as? Double)
+    #expect(gap > 0.5 && gap < 60, "gap \(gap) s")
+    #expect(events[back]["gap_filled"] as? Bool == true)
+    // The file holds the stream plus the silence of the gap.
+    let summary = try #require(events.last)
+    let streamSeconds = try #require(summary["duration"] as? Double)
+    let reader = try AudioFileReader(path: recording)
+    let fileSeconds = Double(try #require(reader.declaredFrameCount)) / 48_000
+    #expect(abs(fileSeconds - (streamSeconds + gap)) < 0.2, "\(fileSeconds) s in the file")
+  }
+
   @Test func serverKilledDuringRecordingKeepsWhatWasCaptured() throws {
     let devices = try VirtualDevices()
     let player = try playTone(devices)

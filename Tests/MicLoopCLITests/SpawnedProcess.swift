@@ -5,7 +5,7 @@ import Foundation
 /// hang on Linux while a sound server child is running.
 final class SpawnedProcess {
   let pid: pid_t
-  private let outputPath: String
+  let outputPath: String
   private let errorPath: String
   private var status: Int32?
 

@@ -20,6 +20,11 @@ final class VirtualDevices {
     environment["XDG_RUNTIME_DIR"] = runtimeDirectory.path
     environment["PULSE_RUNTIME_PATH"] = runtimeDirectory.appendingPathComponent("pulse").path
     self.environment = environment
+    try start()
+  }
+
+  /// Starts the server (again, after `stop`: a server that comes back).
+  func start() throws {
     // In the foreground (a child of the tests), so it cannot outlive them.
     let server = try SpawnedProcess(
       [

@@ -46,4 +46,47 @@ import Testing
     #expect(outcome.failure == nil)
     #expect(outcome.duration >= Double(800 * 64) / 48_000)
   }
+
+  /// A device lost and a new session on the same processor: one job, whose
+  /// stream time and meter carry on, with one summary at the very end.
+  @Test func aSessionContinuingAJobCarriesOnItsTimeAndMeter() throws {
+    let lostDevice = SimulatedDevicePair(periodFrames: 64)
+    let first = try session(lostDevice)
+    let feeder = Thread {
+      lostDevice.advance(periods: 20)
+      lostDevice.waitUntilCompleted(20)
+      lostDevice.inject(.deviceLost)
+      lostDevice.advance(periods: 1)
+    }
+    feeder.start()
+    var summaries = 0
+    let lost = try first.run(
+      duration: 60, recorder: nil, endsJob: false, shouldStop: { false },
+      onEvent: { if case .summary = $0 { summaries += 1 } })
+    #expect(lost.failure?.kind == .deviceLost)
+    #expect(summaries == 0)
+    // The 20 periods, and the one the fault met if the device delivered it first.
+    #expect((Double(20 * 64) / 48_000...Double(21 * 64) / 48_000).contains(lost.duration))
+
+    let backDevice = SimulatedDevicePair(periodFrames: 64, clock: .freeRunning)
+    var configuration = DuplexConfiguration()
+    configuration.isInputEnabled = true
+    configuration.alsa.usesRealtimePriority = false
+    configuration.settlingTime = 0
+    let second = try LiveSession(
+      configuration: configuration, backend: backDevice, processor: first.processor)
+    var finalDuration: Double?
+    let back = try second.run(
+      duration: Double(60 * 64) / 48_000, recorder: nil, shouldStop: { false },
+      onEvent: {
+        if case .summary(let totals) = $0 {
+          summaries += 1
+          finalDuration = totals.duration
+        }
+      })
+    #expect(back.failure == nil)
+    #expect(summaries == 1)
+    // The meter's own clock spans both sessions.
+    #expect((finalDuration ?? 0) >= Double(60 * 64) / 48_000)
+  }
 }
