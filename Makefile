@@ -4,7 +4,7 @@ SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 PREFIX ?= /usr/local
 DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox libsox-fmt-all espeak-ng \
-	multimon-ng libspandsp-dev libebur128-dev ffmpeg gcc libstdc++-12-dev python3 python3-numpy hyperfine time tmux libcairo2-dev fonts-dejavu-core
+	multimon-ng libspandsp-dev libebur128-dev ffmpeg gcc libstdc++-12-dev python3 python3-numpy hyperfine time tmux libcairo2-dev fonts-dejavu-core jackd2
 RELEASE_BIN := .build/release/micloop
 
 .PHONY: setup build debug test unit-test consumer-check talk-eval room-eval talkoff-eval fuzz-check fuzz bench demo docs manual format install clean

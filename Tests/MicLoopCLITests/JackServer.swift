@@ -1,0 +1,87 @@
+import Foundation
+
+/// A private JACK server (`jackd -d dummy`, clock-paced, no sound card)
+/// and a private ALSA configuration with its `jack` plugin devices:
+/// `jackout` plays into the server (and its dummy playback port),
+/// `jackin` captures from a port left unconnected, and `jackthrough` is
+/// both (a duplex device for loopback). Tests close a loop by connecting one
+/// micloop's output port to another's input (`connect`). Each test starts
+/// its own and stops it; a server that cannot start fails the test.
+final class JackServer {
+  let name = "micloop-test-\(UUID().uuidString.prefix(8))"
+  let environment: [String: String]
+  let periodFrames: Int
+  private var server: SpawnedProcess?
+
+  init(periodFrames: Int = 256) throws {
+    self.periodFrames = periodFrames
+    let directory = try MicLoopBinary.temporaryDirectory()
+    let configuration = directory.appendingPathComponent("asound.conf").path
+    try """
+    pcm.jackin {
+      type jack
+      capture_ports { 0 "" }
+    }
+    pcm.jackout {
+      type jack
+      playback_ports { 0 system:playback_1 }
+    }
+    pcm.jackthrough {
+      type jack
+      capture_ports { 0 "" }
+      playback_ports { 0 system:playback_1 }
+    }
+    """.write(toFile: configuration, atomically: true, encoding: .utf8)
+    var environment = ProcessInfo.processInfo.environment
+    environment["JACK_NO_AUDIO_RESERVATION"] = "1"
+    environment["JACK_DEFAULT_SERVER"] = name
+    environment["ALSA_CONFIG_PATH"] = "/usr/share/alsa/alsa.conf:\(configuration)"
+    self.environment = environment
+    let server = try SpawnedProcess(
+      [
+        "jackd", "-n", name, "-d", "dummy", "-r", "48000", "-p", String(periodFrames),
+      ], environment: environment)
+    self.server = server
+    for _ in 0..<50 {
+      guard server.isRunning else {
+        throw VirtualDevices.StartFailure(description: "jackd exited with \(server.wait())")
+      }
+      if try VirtualDevices.wait(for: ["jack_lsp"], environment: environment) == 0 { return }
+      usleep(100_000)
+    }
+    stop()
+    throw VirtualDevices.StartFailure(description: "the private JACK server did not answer")
+  }
+
+  deinit { stop() }
+
+  func stop() {
+    server?.signal(SIGKILL)
+    server?.wait()
+    server = nil
+  }
+
+  /// Starts micloop against this server without waiting.
+  func startMicloop(_ arguments: [String]) throws -> SpawnedProcess {
+    try SpawnedProcess([MicLoopBinary.path] + arguments, environment: environment)
+  }
+
+  /// Connects the output port of the micloop process `from` to the input
+  /// port of `to`, waiting up to 10 s for both to exist (the plugin names
+  /// its clients micloop.P.PID.N for playback, micloop.C.PID.N for capture).
+  func connect(from: SpawnedProcess, to: SpawnedProcess) throws -> Bool {
+    for _ in 0..<100 {
+      let ports = try SpawnedProcess(["jack_lsp"], environment: environment).result().output
+        .split(separator: "\n").map(String.init)
+      if let output = ports.first(where: { $0.hasPrefix("micloop.P.\(from.pid).") }),
+        let input = ports.first(where: { $0.hasPrefix("micloop.C.\(to.pid).") }),
+        try VirtualDevices.wait(for: ["jack_connect", output, input], environment: environment)
+          == 0
+      {
+        return true
+      }
+      usleep(100_000)
+    }
+    return false
+  }
+}
