@@ -4,7 +4,8 @@ SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 PREFIX ?= /usr/local
 DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox libsox-fmt-all espeak-ng \
-	multimon-ng libspandsp-dev libebur128-dev ffmpeg gcc libstdc++-12-dev python3 python3-numpy hyperfine time tmux libcairo2-dev fonts-dejavu-core jackd2
+	multimon-ng libspandsp-dev libebur128-dev ffmpeg gcc libstdc++-12-dev python3 python3-numpy hyperfine time tmux libcairo2-dev fonts-dejavu-core jackd2 \
+	pipewire pipewire-bin wireplumber dbus
 RELEASE_BIN := .build/release/micloop
 
 .PHONY: setup build debug test unit-test consumer-check talk-eval room-eval talkoff-eval fuzz-check fuzz bench demo docs manual format install clean
@@ -16,6 +17,11 @@ setup:
 	  echo "Installing:" $$missing; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+	@# pipewire-alsa conflicts with pulseaudio: unpack its ALSA plugin for the live tests instead.
+	@test -f .build/pipewire-alsa/usr/share/alsa/alsa.conf.d/50-pipewire.conf || { \
+	  mkdir -p .build/pipewire-alsa && cd .build && \
+	  (apt-get download pipewire-alsa >/dev/null 2>&1 || { apt-get update -qq && apt-get download pipewire-alsa >/dev/null; }) && \
+	  dpkg-deb -x pipewire-alsa_*.deb pipewire-alsa && rm -f pipewire-alsa_*.deb; }
 	@python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy
 	@python3 -c 'import pyebur128' 2>/dev/null || python3 -m pip install -q pyebur128
 

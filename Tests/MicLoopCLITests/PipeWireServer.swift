@@ -1,0 +1,99 @@
+import Foundation
+
+/// A private PipeWire server (its own D-Bus session bus, `pipewire` and
+/// `wireplumber`, a fresh `XDG_RUNTIME_DIR`) with two null sinks, "mic"
+/// and "spk", and a private ALSA configuration that loads the `pipewire`
+/// plugin unpacked by `make setup` (the Debian package conflicts with
+/// pulseaudio). Play to `pipewire:NODE=mic`; capture its monitor from the
+/// same device with `stream.capture.sink` set (`captureEnvironment`). Each
+/// test starts its own and stops it; a server that cannot start fails the test.
+final class PipeWireServer {
+  let environment: [String: String]
+  private var processes = [SpawnedProcess]()
+
+  /// Where `make setup` unpacks the ALSA plugin of `pipewire-alsa`.
+  static let pluginRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent(".build/pipewire-alsa").path
+
+  init() throws {
+    let directory = try MicLoopBinary.temporaryDirectory()
+    let plugins = Self.pluginRoot + "/usr/lib/x86_64-linux-gnu/alsa-lib"
+    let definitions = Self.pluginRoot + "/usr/share/alsa/alsa.conf.d/50-pipewire.conf"
+    guard FileManager.default.fileExists(atPath: plugins + "/libasound_module_pcm_pipewire.so"),
+      let pcm = try? String(contentsOfFile: definitions, encoding: .utf8)
+    else {
+      throw VirtualDevices.StartFailure(
+        description:
+          "the pipewire ALSA plugin is not unpacked in \(Self.pluginRoot); run make setup")
+    }
+    let configuration = directory.appendingPathComponent("asound.conf").path
+    try """
+    pcm_type.pipewire { lib "\(plugins)/libasound_module_pcm_pipewire.so" }
+    ctl_type.pipewire { lib "\(plugins)/libasound_module_ctl_pipewire.so" }
+    \(pcm)
+    """.write(toFile: configuration, atomically: true, encoding: .utf8)
+    let runtime = directory.appendingPathComponent("runtime")
+    try FileManager.default.createDirectory(
+      at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_RUNTIME_DIR"] = runtime.path
+    environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(runtime.path)/bus"
+    environment["ALSA_CONFIG_PATH"] = "/usr/share/alsa/alsa.conf:\(configuration)"
+    environment.removeValue(forKey: "PULSE_SERVER")
+    self.environment = environment
+    processes.append(
+      try SpawnedProcess(
+        [
+          "dbus-daemon", "--session", "--nofork", "--nopidfile",
+          "--address=unix:path=\(runtime.path)/bus",
+        ], environment: environment))
+    try waitFor(["test", "-S", "\(runtime.path)/bus"], what: "its D-Bus session bus")
+    processes.append(try SpawnedProcess(["pipewire"], environment: environment))
+    try waitFor(["pw-cli", "info", "0"], what: "pipewire")
+    processes.append(try SpawnedProcess(["wireplumber"], environment: environment))
+    for sink in ["mic", "spk"] {
+      try waitFor(
+        [
+          "pw-cli", "create-node", "adapter",
+          "{ factory.name=support.null-audio-sink node.name=\(sink) media.class=Audio/Sink audio.position=[MONO] audio.rate=48000 object.linger=true }",
+        ], what: "the \(sink) sink")
+    }
+    // WirePlumber links streams once it runs: wait until it lists the sinks.
+    try waitFor(["sh", "-c", "wpctl status | grep -q spk"], what: "wireplumber")
+  }
+
+  deinit { stop() }
+
+  func stop() {
+    for process in processes.reversed() {
+      process.signal(SIGKILL)
+      process.wait()
+    }
+    processes = []
+  }
+
+  /// The environment for a process that captures a sink's monitor.
+  var captureEnvironment: [String: String] {
+    var copy = environment
+    copy["PIPEWIRE_PROPS"] = "{ stream.capture.sink=true }"
+    return copy
+  }
+
+  /// Starts micloop against this server without waiting; `capturesMonitor`
+  /// makes its capture stream read a sink's monitor.
+  func startMicloop(_ arguments: [String], capturesMonitor: Bool = false) throws -> SpawnedProcess {
+    try SpawnedProcess(
+      [MicLoopBinary.path] + arguments,
+      environment: capturesMonitor ? captureEnvironment : environment)
+  }
+
+  private func waitFor(_ command: [String], what: String) throws {
+    for _ in 0..<50 {
+      if try VirtualDevices.wait(for: command, environment: environment) == 0 { return }
+      usleep(100_000)
+    }
+    stop()
+    throw VirtualDevices.StartFailure(description: "the private PipeWire server: no \(what)")
+  }
+}
