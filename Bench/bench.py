@@ -15,6 +15,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import servers  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -405,7 +408,7 @@ def main():
     parser.add_argument("--output", required=True)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--loop-seconds", type=int, default=60)
-    parser.add_argument("--only", choices=["meter", "loudness", "tones", "loopback", "talk", "room", "plot"],
+    parser.add_argument("--only", choices=["meter", "loudness", "tones", "loopback", "servers", "talk", "room", "plot"],
                         help="run one section (for a quick look; the report then has only it)")
     args = parser.parse_args()
     micloop = os.path.abspath(args.micloop)
@@ -425,6 +428,7 @@ def main():
             "loudness": lambda: loudness_section(micloop, work, args.runs),
             "tones": lambda: tones_section(micloop, work, args.runs),
             "loopback": lambda: loopback_section(micloop, work, args.loop_seconds),
+            "servers": lambda: servers.servers_section(micloop, work, args.loop_seconds, run_with_usage),
             "talk": lambda: talk_section(micloop),
             "room": lambda: room_section(micloop),
             "plot": lambda: plot_section(micloop, work),

@@ -8,7 +8,11 @@ import Foundation
 /// micloop's output port to another's input (`connect`). Each test starts
 /// its own and stops it; a server that cannot start fails the test.
 final class JackServer {
-  let name = "micloop-test-\(UUID().uuidString.prefix(8))"
+  /// One name for every test's server (the suite runs them one at a time):
+  /// JACK registers servers in shared memory and refuses a ninth name, so
+  /// new names per test would fill the registry on a machine that runs the
+  /// tests often; a server of the same name that is gone is replaced.
+  let name = "micloop-test"
   let environment: [String: String]
   let periodFrames: Int
   private var server: SpawnedProcess?
@@ -55,10 +59,15 @@ final class JackServer {
 
   deinit { stop() }
 
+  /// Stops the server the way it leaves the registry clean (SIGTERM),
+  /// killing it if it has not gone in 5 s.
   func stop() {
-    server?.signal(SIGKILL)
-    server?.wait()
-    server = nil
+    guard let server else { return }
+    server.signal(SIGTERM)
+    for _ in 0..<50 where server.isRunning { usleep(100_000) }
+    if server.isRunning { server.signal(SIGKILL) }
+    server.wait()
+    self.server = nil
   }
 
   /// Starts micloop against this server without waiting.

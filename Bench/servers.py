@@ -1,0 +1,177 @@
+"""Loopback at the lowest buffering each sound server allows: private JACK
+(dummy backend) and PipeWire servers, reached through their ALSA plugins,
+and the CPU floor of those plugins (arecord | aplay on the same devices
+and period) beside micloop's loopback."""
+
+import os
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PIPEWIRE_ALSA = os.path.join(ROOT, ".build", "pipewire-alsa")
+
+
+class JackServer:
+    """jackd -d dummy at `period` frames, with an ALSA configuration whose
+    `jackloop` device uses the dummy's capture and playback ports."""
+
+    def __init__(self, period):
+        self.period = period
+
+    def __enter__(self):
+        self.dir = tempfile.mkdtemp(prefix="micloop-bench-jack.")
+        conf = os.path.join(self.dir, "asound.conf")
+        with open(conf, "w") as f:
+            f.write("pcm.jackloop {\n type jack\n playback_ports { 0 system:playback_1 }\n"
+                    " capture_ports { 0 system:capture_1 }\n}\n")
+        # One name: JACK's shared-memory registry holds at most 8 server names.
+        name = "micloop-bench"
+        self.env = dict(os.environ, JACK_NO_AUDIO_RESERVATION="1", JACK_DEFAULT_SERVER=name,
+                        ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:" + conf)
+        self.server = subprocess.Popen(["jackd", "-R", "-P", "80", "-n", name, "-d", "dummy", "-r", "48000", "-p",
+                                        str(self.period)], env=self.env, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+        for _ in range(50):
+            if subprocess.run(["jack_lsp"], env=self.env, capture_output=True).returncode == 0:
+                return self
+            time.sleep(0.1)
+        raise RuntimeError("the private JACK server did not start")
+
+    def __exit__(self, *exc):
+        # SIGTERM lets jackd leave the registry clean.
+        self.server.terminate()
+        try:
+            self.server.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.server.kill()
+            self.server.wait()
+        subprocess.run(["rm", "-rf", self.dir])
+
+    def devices(self):
+        return "jackloop", "jackloop", self.env
+
+
+class PipeWireServer:
+    """pipewire + wireplumber on a private session bus with null sinks "mic"
+    and "spk", the graph's quantum forced to `period` frames."""
+
+    def __init__(self, period):
+        self.period = period
+
+    def __enter__(self):
+        self.dir = tempfile.mkdtemp(prefix="micloop-bench-pw.")
+        runtime = os.path.join(self.dir, "runtime")
+        os.mkdir(runtime, 0o700)
+        plugins = os.path.join(PIPEWIRE_ALSA, "usr/lib/x86_64-linux-gnu/alsa-lib")
+        with open(os.path.join(PIPEWIRE_ALSA, "usr/share/alsa/alsa.conf.d/50-pipewire.conf")) as f:
+            pcm = f.read()
+        conf = os.path.join(self.dir, "asound.conf")
+        with open(conf, "w") as f:
+            f.write(f'pcm_type.pipewire {{ lib "{plugins}/libasound_module_pcm_pipewire.so" }}\n'
+                    f'ctl_type.pipewire {{ lib "{plugins}/libasound_module_ctl_pipewire.so" }}\n' + pcm)
+        bus = os.path.join(runtime, "bus")
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=runtime, DBUS_SESSION_BUS_ADDRESS="unix:path=" + bus,
+                        ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:" + conf,
+                        PIPEWIRE_PROPS="{ stream.capture.sink=true }")
+        quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.processes = [subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--nopidfile",
+                                            "--address=unix:path=" + bus], env=self.env, **quiet)]
+        self._wait(lambda: os.path.exists(bus))
+        self.processes.append(subprocess.Popen(["chrt", "-r", "80", "pipewire"], env=self.env, **quiet))
+        self._wait(lambda: subprocess.run(["pw-cli", "info", "0"], env=self.env, capture_output=True)
+                   .returncode == 0)
+        self.processes.append(subprocess.Popen(["wireplumber"], env=self.env, **quiet))
+        for sink in ("mic", "spk"):
+            subprocess.run(["pw-cli", "create-node", "adapter",
+                            f"{{ factory.name=support.null-audio-sink node.name={sink} media.class=Audio/Sink "
+                            "audio.position=[MONO] audio.rate=48000 object.linger=true }"],
+                           env=self.env, capture_output=True)
+        self._wait(lambda: b"spk" in subprocess.run(["wpctl", "status"], env=self.env,
+                                                     capture_output=True).stdout)
+        subprocess.run(["pw-metadata", "-n", "settings", "0", "clock.force-quantum", str(self.period)],
+                       env=self.env, capture_output=True)
+        return self
+
+    def _wait(self, ready):
+        for _ in range(50):
+            if ready():
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the private PipeWire server did not start")
+
+    def __exit__(self, *exc):
+        for process in reversed(self.processes):
+            process.kill()
+            process.wait()
+        subprocess.run(["rm", "-rf", self.dir])
+
+    def devices(self):
+        return "pipewire:NODE=mic", "pipewire:NODE=spk", self.env
+
+
+def servers_section(micloop, work, seconds, run_with_usage):
+    tone = os.path.join(work, "servers-tone.wav")
+    subprocess.run(["sox", "-V1", "-n", "-r", "48000", "-b", "16", "-c", "1", tone, "synth",
+                    str(seconds * 8 + 60), "sine", "1000", "vol", "0.25"], check=True)
+    ladders = [("JACK (dummy backend)", JackServer, [32, 64, 128]),
+               ("PipeWire", PipeWireServer, [64, 128, 256, 512])]
+    rows = []
+    for label, server_type, periods in ladders:
+        found = None
+        for period in periods:
+            with server_type(period) as server:
+                capture, playback, env = server.devices()
+                feeder = None
+                if server_type is PipeWireServer:
+                    feeder = subprocess.Popen(["aplay", "-q", "-D", "pipewire:NODE=mic", tone], env=env,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    time.sleep(1)
+                time.sleep(1)
+                command = [micloop, "loopback", "--json", "--capture", capture, "--playback", playback,
+                           "--period", str(period), "--periods", "2", "--duration", str(seconds)]
+                cpu, _, out, _, status = run_with_usage(command, env)
+                xruns = out.count('"event":"xrun"')
+                if status == 0 and xruns == 0:
+                    floor = plugin_floor(capture, playback, period, seconds, env, run_with_usage)
+                    found = (period, cpu, floor)
+                if feeder:
+                    feeder.kill()
+                    feeder.wait()
+            if found:
+                break
+        rows.append((label, found))
+    lines = [
+        "## Loopback at each sound server's limit",
+        "",
+        f"Private servers started for the run, 48 kHz mono, {seconds} s per try, smallest period first, "
+        "2 periods per buffer; a setting counts when the whole run has no xrun. JACK: `jackd -R -P 80 -d dummy -p P` (its real-time threads above micloop's audio thread at 70, as a sound card's interrupt would be) "
+        "and the ALSA `jack` plugin on the dummy's ports. PipeWire: `pipewire` + `wireplumber` with two null "
+        "sinks (the server at real-time priority 80), the graph's quantum forced to P (`clock.force-quantum`), micloop capturing `mic`'s monitor "
+        "and playing to `spk` through the `pipewire` ALSA plugin. The plugin floor is `arecord | aplay` on the "
+        "same devices and period for the same time: the CPU any ALSA program pays that server's plugin.",
+        "",
+        "| server | lowest period | micloop buffering ms | micloop CPU % | `arecord \\| aplay` CPU % | micloop / floor |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, found in rows:
+        if not found:
+            lines.append(f"| {label} | none clean | - | - | - | - |")
+            continue
+        period, cpu, floor = found
+        ratio = f"{cpu / floor:.2f}" if floor else "-"
+        lines.append(f"| {label} | 2 × {period} | {2 * 2 * period / 48:.1f} | {cpu / seconds * 100:.2f} | "
+                     f"{floor / seconds * 100:.2f} | {ratio} |")
+    lines += ["", "These servers run without a sound card here, so the < 1 % CPU goal for loopback applies to "
+              "`hw:` devices, which this machine has not; through a server's plugin the floor above is what "
+              "any ALSA client pays.", ""]
+    return lines
+
+
+def plugin_floor(capture, playback, period, seconds, env, run_with_usage):
+    """CPU seconds of `arecord | aplay` on the same devices and period."""
+    script = (f"arecord -q -D {capture} -r 48000 -c 1 -f FLOAT_LE --period-size={period} "
+              f"--buffer-size={2 * period} -d {seconds} -t raw | aplay -q -D {playback} -r 48000 -c 1 "
+              f"-f FLOAT_LE --period-size={period} --buffer-size={2 * period} -t raw")
+    cpu, _, _, _, status = run_with_usage(["bash", "-c", script], env)
+    return cpu if status == 0 else None
