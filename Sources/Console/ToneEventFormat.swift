@@ -14,6 +14,10 @@ public enum ToneEventFormat {
     case .sequence(let sequence):
       return
         "{\"event\":\"sequence\",\"time\":\(JSONLines.time(sequence.time)),\"duration\":\(JSONLines.time(sequence.duration)),\"plan\":\(JSONLines.quoted(sequence.plan)),\"text\":\(JSONLines.quoted(sequence.text)),\"symbols\":\(JSONLines.quoted(sequence.symbols))}"
+    case .page(let page):
+      let frequencies = page.frequencies.map { DecimalFormatting.fixed($0, places: 1) }
+      return
+        "{\"event\":\"page\",\"time\":\(JSONLines.time(page.time)),\"duration\":\(JSONLines.time(page.duration)),\"plan\":\(JSONLines.quoted(page.plan)),\"frequencies\":[\(frequencies.joined(separator: ","))],\"group\":\(page.isGroupCall)}"
     }
   }
 
@@ -40,6 +44,13 @@ public enum ToneEventFormat {
       return padded(DecimalFormatting.fixed(sequence.time, places: 3), 8) + " s  "
         + padded(sequence.plan, -10) + (sequence.plan == "handshake" ? "TEXT" : "CALL") + " \""
         + sequence.text + "\"" + raw
+    case .page(let page):
+      let frequencies =
+        page.frequencies.map { DecimalFormatting.fixed($0, places: 1) }.joined(separator: " then ")
+        + " Hz"
+      return padded(DecimalFormatting.fixed(page.time, places: 3), 8) + " s  "
+        + (page.isGroupCall ? "GROUP PAGE " : "PAGE ") + page.plan + "  " + frequencies + "  "
+        + String(Int((page.duration * 1000).rounded())) + " ms"
     }
   }
 

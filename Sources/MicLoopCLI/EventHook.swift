@@ -155,6 +155,14 @@ final class EventHook {
         "MICLOOP_DURATION=\(DecimalFormatting.fixed(sequence.duration, places: 3))",
         "MICLOOP_TEXT=\(sequence.text)", "MICLOOP_SYMBOLS=\(sequence.symbols)",
       ]
+    case .page(let page):
+      return [
+        "MICLOOP_EVENT=page", "MICLOOP_PLAN=\(page.plan)",
+        "MICLOOP_TIME=\(DecimalFormatting.fixed(page.time, places: 3))",
+        "MICLOOP_DURATION=\(DecimalFormatting.fixed(page.duration, places: 3))",
+        "MICLOOP_FREQUENCIES=\(page.frequencies.map { DecimalFormatting.fixed($0, places: 1) }.joined(separator: ","))",
+        "MICLOOP_GROUP=\(page.isGroupCall ? 1 : 0)",
+      ]
     }
   }
 
@@ -167,6 +175,9 @@ final class EventHook {
     case .sequence(let sequence):
       return
         "the \(sequence.plan) \(sequence.plan == "handshake" ? "text" : "call") \"\(sequence.text)\" at \(DecimalFormatting.fixed(sequence.time, places: 3)) s"
+    case .page(let page):
+      return
+        "the \(page.isGroupCall ? "group page" : "page") \(page.plan) at \(DecimalFormatting.fixed(page.time, places: 3)) s"
     }
   }
 

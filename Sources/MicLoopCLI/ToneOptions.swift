@@ -72,7 +72,11 @@ enum TonePlanList {
     var names = [String]()
     for token in list.split(separator: ",", omittingEmptySubsequences: true) {
       let token = String(token).trimmingSpaces
-      if let last = names.last, last.lowercased().hasPrefix("freq:"), Double(token) != nil {
+      // Numbers after freq: or twotone: belong to it ("twotone:1000,1200:1000,3000").
+      if let last = names.last?.lowercased(),
+        last.hasPrefix("freq:") || last.hasPrefix("twotone:"),
+        let first = token.first, first.isNumber || first == "."
+      {
         names[names.count - 1] += "," + token
       } else {
         names.append(token)
@@ -133,7 +137,7 @@ final class LiveTones {
     repeats.filter(event) { admitted in
       switch admitted {
       case .tone: toneCount += 1
-      case .sequence: sequenceCount += 1
+      case .sequence, .page: sequenceCount += 1
       }
       report(admitted)
       hook?.run(admitted)

@@ -80,6 +80,10 @@ public enum PlotAnalysis {
         }
       case .sequence(let call):
         data.tones.append(ToneMark(time: call.time, duration: call.duration, label: call.text))
+      case .page(let page):
+        data.tones.append(
+          ToneMark(
+            time: page.time, duration: page.duration, label: page.isGroupCall ? "GROUP" : "PAGE"))
       }
     }
     let blockFrames = 4096

@@ -20,8 +20,8 @@ public struct RepeatSuppressor: Sendable {
     callPlans = Set(
       plans.filter {
         switch $0.kind {
-        case .sequential, .characterCode: return true
-        case .dualTone, .arbitrary: return false
+        case .sequential, .characterCode, .pager: return true
+        case .dualTone, .arbitrary, .subAudible: return false
         }
       }.map(\.name))
   }
@@ -41,6 +41,11 @@ public struct RepeatSuppressor: Sendable {
       guard !isRepeat else { return }
       for tone in tones { emit(.tone(tone)) }
       emit(event)
+    case .page(let page):
+      let key = page.plan + "\u{0}" + (page.isGroupCall ? "group" : "page")
+      let isRepeat = lastEnd[key].map { page.time - $0 <= window } ?? false
+      lastEnd[key] = page.time + page.duration
+      if !isRepeat { emit(event) }
     }
   }
 

@@ -35,8 +35,9 @@ public final class SpectrumAnalyzer {
   /// Converts main-lobe power into a sine's squared amplitude.
   private let amplitudeScale: Double
 
-  /// FFTW's planner is not thread-safe; transforms are.
-  private static let plannerLock = Mutex(())
+  /// FFTW's planner is not thread-safe (transforms are): every plan in this
+  /// module is made and destroyed under this one lock.
+  static let plannerLock = Mutex(())
 
   /// - Parameters:
   ///   - frameLength: samples per frame; `friendlyLength(near:)` picks a fast one.

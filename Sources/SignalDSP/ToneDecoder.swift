@@ -33,6 +33,7 @@ public final class ToneDecoder {
   public let plans: [TonePlan]
   public let sampleRate: Double
   private var analyses: [Analysis] = []
+  private var subAudible: [CTCSSDetector] = []
 
   /// - Throws: when a plan's tones do not fit below half of `sampleRate`.
   public init(
@@ -42,6 +43,13 @@ public final class ToneDecoder {
     self.sampleRate = sampleRate
     for plan in plans {
       try Self.checkRate(plan, sampleRate: sampleRate, settings: settings)
+      if case .subAudible(let table) = plan.kind {
+        subAudible.append(
+          CTCSSDetector(
+            plan: plan.name, tones: table, sampleRate: sampleRate,
+            minimumLevel: settings.minimumLevel))
+        continue
+      }
       let (frameSeconds, hopSeconds) =
         if case .characterCode = plan.kind { (0.08, 0.02) } else { (0.02, 0.005) }
       let frameLength = SpectrumAnalyzer.friendlyLength(
@@ -73,7 +81,10 @@ public final class ToneDecoder {
     case .characterCode(let marker, let base, let step):
       lowest = marker
       needed = base + step * 32
-    case .dualTone, .sequential, .arbitrary:
+    case .subAudible(let table):
+      lowest = table.min() ?? 0
+      needed = (table.max() ?? 0) * (1 + settings.frequencyTolerance)
+    case .dualTone, .sequential, .arbitrary, .pager:
       lowest = plan.symbols.flatMap(\.frequencies).min() ?? 0
       needed = (plan.symbols.flatMap(\.frequencies).max() ?? 0) * (1 + settings.frequencyTolerance)
     }
@@ -94,10 +105,12 @@ public final class ToneDecoder {
   /// Decodes `samples`, calling `emit` for every tone and sequence completed.
   public func process(_ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void) {
     for analysis in analyses { feed(analysis, samples, emit: emit) }
+    for detector in subAudible { detector.process(samples, emit: emit) }
   }
 
   /// Ends the stream: reports what was still open.
   public func finish(emit: (ToneDecoderEvent) -> Void) {
+    for detector in subAudible { detector.finish(emit: emit) }
     for analysis in analyses {
       for index in analysis.plans.indices {
         if let run = analysis.plans[index].tracker.finish(),

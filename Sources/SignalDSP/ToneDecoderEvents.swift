@@ -46,16 +46,42 @@ public struct DecodedSequence: Sendable, Equatable {
   }
 }
 
+/// A two-tone page: tone A then tone B of one configured pager, or its A
+/// tone held long alone (a group call). Pure data.
+public struct DecodedPage: Sendable, Equatable {
+  /// The pager's plan, as `--plan` spelled it (`twotone:A,B…`).
+  public var plan: String
+  /// Seconds from the start of the stream to tone A.
+  public var time: Double
+  public var duration: Double
+  /// Measured frequencies: A and B, or A alone for a group call.
+  public var frequencies: [Double]
+  /// Whether it is the group call (A alone, held long).
+  public var isGroupCall: Bool
+
+  public init(
+    plan: String, time: Double, duration: Double, frequencies: [Double], isGroupCall: Bool
+  ) {
+    self.plan = plan
+    self.time = time
+    self.duration = duration
+    self.frequencies = frequencies
+    self.isGroupCall = isGroupCall
+  }
+}
+
 /// What the tone decoder reports, in stream order.
 public enum ToneDecoderEvent: Sendable, Equatable {
   case tone(DecodedTone)
   case sequence(DecodedSequence)
+  case page(DecodedPage)
 
   /// Seconds from the start of the stream.
   public var time: Double {
     switch self {
     case .tone(let tone): return tone.time
     case .sequence(let sequence): return sequence.time
+    case .page(let page): return page.time
     }
   }
 }

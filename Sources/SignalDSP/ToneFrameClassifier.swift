@@ -57,8 +57,13 @@ struct ToneFrameClassifier {
       search = (low.first! * (1 - 2 * tolerance), high.last! * (1 + 2 * tolerance))
       band = (100, min(nyquist, max(3400, high.last! * 1.5)))
       toleranceHz = []
-    case .sequential, .arbitrary:
-      let frequencies = plan.symbols.map { $0.frequencies[0] }
+    case .sequential, .arbitrary, .subAudible, .pager:
+      let frequencies: [Double]
+      if case .subAudible(let table) = plan.kind {
+        frequencies = table
+      } else {
+        frequencies = plan.symbols.map { $0.frequencies[0] }
+      }
       layout = .single(frequencies: frequencies)
       let lowest = frequencies.min()!
       let highest = frequencies.max()!

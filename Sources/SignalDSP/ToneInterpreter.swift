@@ -16,7 +16,8 @@ struct ToneInterpreter {
   var maximumGap: Double {
     switch plan.kind {
     case .sequential, .characterCode: return 0.5 * plan.toneDuration
-    case .dualTone, .arbitrary: return 0
+    case .pager: return 0.3
+    case .dualTone, .arbitrary, .subAudible: return 0
     }
   }
 
@@ -30,11 +31,12 @@ struct ToneInterpreter {
 
   mutating func take(_ run: ToneRun, emit: (ToneDecoderEvent) -> Void) {
     switch plan.kind {
-    case .dualTone, .arbitrary:
+    case .dualTone, .arbitrary, .subAudible:
       let shortest = settings.minimumDuration ?? 0.031
       if run.duration >= shortest { emit(.tone(decoded(run))) }
-    case .sequential, .characterCode:
-      guard run.duration >= 0.5 * plan.toneDuration else { return }
+    case .sequential, .characterCode, .pager:
+      let shortest = if case .pager = plan.kind { 0.1 } else { 0.5 * plan.toneDuration }
+      guard run.duration >= shortest else { return }
       if let last = pending.last {
         if run.start - last.end > maximumGap {
           close(emit: emit)
@@ -69,11 +71,43 @@ struct ToneInterpreter {
     switch plan.kind {
     case .sequential(let repeatSymbol): closeSelectiveCall(repeatSymbol: repeatSymbol, emit: emit)
     case .characterCode: closeCharacters(emit: emit)
-    case .dualTone, .arbitrary: return
+    case .pager(let aDuration, let bDuration):
+      closePages(aDuration: aDuration, bDuration: bDuration, emit: emit)
+    case .dualTone, .arbitrary, .subAudible: return
     }
   }
 
   /// 5-tone: enough tones, back to back, every inner tone of standard length.
+  /// A at least half its length then B at least half its length is a
+  /// page; A alone at least 2.5 times its length is the group call.
+  private func closePages(
+    aDuration: Double, bDuration: Double, emit: (ToneDecoderEvent) -> Void
+  ) {
+    var index = 0
+    while index < pending.count {
+      let run = pending[index]
+      defer { index += 1 }
+      guard run.symbol == 0, run.duration >= 0.5 * aDuration else { continue }
+      if index + 1 < pending.count, pending[index + 1].symbol == 1,
+        pending[index + 1].duration >= 0.5 * bDuration
+      {
+        let b = pending[index + 1]
+        emit(
+          .page(
+            DecodedPage(
+              plan: plan.name, time: run.start, duration: b.end - run.start,
+              frequencies: [run.frequencies.0, b.frequencies.0], isGroupCall: false)))
+        index += 1
+      } else if run.duration >= 2.5 * aDuration {
+        emit(
+          .page(
+            DecodedPage(
+              plan: plan.name, time: run.start, duration: run.duration,
+              frequencies: [run.frequencies.0], isGroupCall: true)))
+      }
+    }
+  }
+
   private func closeSelectiveCall(repeatSymbol: Character, emit: (ToneDecoderEvent) -> Void) {
     guard pending.count >= settings.minimumSequenceLength else { return }
     // A tone lasts from the middle of the gap before it to the middle of the gap after it.

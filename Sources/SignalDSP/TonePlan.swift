@@ -13,6 +13,13 @@ public struct TonePlan: Sendable, Equatable {
     case characterCode(marker: Double, base: Double, step: Double)
     /// Arbitrary tones, one per symbol ("1", "2" … in the order given).
     case arbitrary
+    /// One of a table of sub-audible tones held under the voice for a whole
+    /// transmission (CTCSS); decoded by its own detector, never sent as a message.
+    case subAudible(frequencies: [Double])
+    /// Two-tone sequential paging (Motorola Quick Call II and compatibles):
+    /// tone A then tone B for the given seconds; A alone held long is the
+    /// group call. Symbols `A` and `B`.
+    case pager(aDuration: Double, bDuration: Double)
   }
 
   public let name: String
@@ -36,7 +43,7 @@ public struct TonePlan: Sendable, Equatable {
 
   /// Every plan by name, as `--plan` spells it.
   public static let all: [TonePlan] = [
-    dtmf, ccir1, ccir2, pccir, zvei1, zvei2, zvei3, dzvei, pzvei, eea, eia, handshake,
+    dtmf, ccir1, ccir2, pccir, zvei1, zvei2, zvei3, dzvei, pzvei, eea, eia, handshake, ctcss,
   ]
 
   /// Finds a plan by name (case-insensitive; `ccir` is CCIR-1), or parses
@@ -55,15 +62,47 @@ public struct TonePlan: Sendable, Equatable {
         symbols: values.enumerated().map { (alphabet[$0.offset], [$0.element!]) },
         toneDuration: 0.1, gapDuration: 0.05)
     }
+    if lowered.hasPrefix("twotone:") { return pager(lowered) }
     let aliases = ["ccir": "ccir-1", "ccir1": "ccir-1", "ccir2": "ccir-2"]
     let key = aliases[lowered] ?? lowered
     return all.first { $0.name == key }
   }
 
+  /// `twotone:A,B[:A_MS,B_MS]`: a pager's two tones in Hz, and how long
+  /// each lasts in ms (1000 and 3000 by default, as Quick Call II sends them).
+  private static func pager(_ name: String) -> TonePlan? {
+    let parts = name.dropFirst(8).split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count == 1 || parts.count == 2 else { return nil }
+    let tones = parts[0].split(separator: ",").map { Double($0) }
+    let times = parts.count == 2 ? parts[1].split(separator: ",").map { Double($0) } : [1000, 3000]
+    guard tones.count == 2, times.count == 2,
+      let a = tones[0], let b = tones[1], let aTime = times[0], let bTime = times[1],
+      [a, b].allSatisfy({ $0 > 0 && $0.isFinite }), abs(a - b) > 0.05 * min(a, b),
+      [aTime, bTime].allSatisfy({ $0 >= 100 && $0 <= 60_000 })
+    else { return nil }
+    return TonePlan(
+      name: name, kind: .pager(aDuration: aTime / 1000, bDuration: bTime / 1000),
+      symbols: [("A", [a]), ("B", [b])], toneDuration: aTime / 1000, gapDuration: 0)
+  }
+
   /// The names `--plan` accepts, for help and errors.
-  public static var names: String { all.map(\.name).joined(separator: ", ") + ", freq:F1,F2,..." }
+  public static var names: String {
+    all.map(\.name).joined(separator: ", ") + ", freq:F1,F2,..., twotone:A,B[:A_MS,B_MS]"
+  }
 
   // MARK: The tables
+
+  /// CTCSS, EIA/TIA-603: the 50 standard sub-audible tones, 67.0–254.1 Hz.
+  /// Decoded tones carry the symbol `~`; their frequency names them.
+  public static let ctcss = TonePlan(
+    name: "ctcss",
+    kind: .subAudible(frequencies: [
+      67.0, 69.3, 71.9, 74.4, 77.0, 79.7, 82.5, 85.4, 88.5, 91.5, 94.8, 97.4, 100.0, 103.5, 107.2,
+      110.9, 114.8, 118.8, 123.0, 127.3, 131.8, 136.5, 141.3, 146.2, 151.4, 156.7, 159.8, 162.2,
+      165.5, 167.9, 171.3, 173.8, 177.3, 179.9, 183.5, 186.2, 189.9, 192.8, 196.6, 199.5, 203.5,
+      206.5, 210.7, 218.1, 225.7, 229.1, 233.6, 241.8, 250.3, 254.1,
+    ]),
+    symbols: [], toneDuration: 0, gapDuration: 0)
 
   /// DTMF, ITU-T Q.23 (frequencies) and Q.24 (timing: tones and pauses of
   /// at least 40 ms must be accepted; 70 ms on, 70 ms off is customary).

@@ -57,9 +57,17 @@ extension TonePlan {
     guard !text.isEmpty else {
       throw TonePlanError(.emptyMessage, description: "nothing to send")
     }
+    if case .subAudible = kind {
+      throw TonePlanError(
+        .unknownSymbols,
+        description:
+          "plan \(name) is a tone held under the voice, not a message; play one with micloop tone -f 67.0 (or any of its 50 standard frequencies)"
+      )
+    }
     var message = Array(text)
     if case .dualTone = kind { message = message.map { Character($0.uppercased()) } }
     if case .sequential = kind { message = message.map { Character($0.uppercased()) } }
+    if case .pager = kind { message = message.map { Character($0.uppercased()) } }
     var unknown = [Character]()
     var tooHigh = [(Character, Double)]()
     for symbol in message {
@@ -89,7 +97,15 @@ extension TonePlan {
     }
     var segments = [ToneSegment]()
     switch kind {
-    case .dualTone, .arbitrary:
+    case .pager(let aDuration, let bDuration):
+      for symbol in message {
+        segments.append(
+          ToneSegment(
+            symbol: symbol, frequencies: frequencies(of: symbol)!,
+            duration: toneDuration ?? (symbol == "A" ? aDuration : bDuration), gap: gapDuration ?? 0
+          ))
+      }
+    case .dualTone, .arbitrary, .subAudible:
       for symbol in message {
         segments.append(
           ToneSegment(

@@ -141,4 +141,31 @@ import Testing
     #expect(result.status == 0, "\(result.errorOutput)")
     #expect(Self.symbols(Self.events(result.output), plan: "dtmf") == "0#*9", "\(result.output)")
   }
+
+  /// Two pagers given on one --plan (timings after the colon belong to
+  /// theirs); each page names its pager; the same page sent twice within
+  /// the repeat window is one alarm.
+  @Test func twoTonePagesNameTheirPager() throws {
+    var parts = [String]()
+    for (index, plan) in ["twotone:1000,1200", "twotone:600,1500:800,2000", "twotone:1000,1200"]
+      .enumerated()
+    {
+      let part = file("page\(index).wav")
+      let sent = try MicLoopBinary.run(["send", "--plan", plan, "AB", "-o", part])
+      #expect(sent.status == 0, "\(sent.errorOutput)")
+      parts.append(part)
+    }
+    let path = file("pages.wav")
+    try MicLoopBinary.shell(["sox", "-V1", parts[0], parts[1], parts[2], path, "pad", "0.5", "0.5"])
+    let result = try MicLoopBinary.run([
+      "tones", "--plan", "twotone:1000,1200,twotone:600,1500:800,2000", "--input", path, "--json",
+      "--repeat-window", "10",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let pages = Self.events(result.output).filter { $0["event"] as? String == "page" }
+    #expect(
+      pages.map { $0["plan"] as? String } == ["twotone:1000,1200", "twotone:600,1500:800,2000"],
+      "\(result.output)")
+    #expect(pages.allSatisfy { $0["group"] as? Bool == false })
+  }
 }

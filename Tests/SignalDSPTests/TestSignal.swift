@@ -6,7 +6,7 @@ import TestSupport
 /// timing, plus reproducible white noise at a chosen SNR.
 struct TestSignal {
   let sampleRate: Double
-  private(set) var samples: [Float] = []
+  var samples: [Float] = []
   private var random: SplitMix
 
   init(sampleRate: Double, seed: UInt64 = 7) {

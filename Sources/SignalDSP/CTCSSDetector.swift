@@ -1,0 +1,304 @@
+internal import CFFTW
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Finds CTCSS sub-audible tones (`TonePlan.ctcss`: the 50 of
+/// EIA/TIA-603, 67.0–254.1 Hz) under voice: which tone, when it started and
+/// how long it lasted.
+///
+/// The input is low-passed (4th-order Butterworth at 900 Hz) and decimated
+/// to about 2 kHz; frames of 200 ms every 20 ms are windowed and
+/// transformed with zero padding (0.5 Hz bins), and the strongest peaks
+/// between 62 and 262 Hz are measured by parabolic interpolation. A peak
+/// within ±0.6 % of a standard tone, steady to ±0.35 Hz over three frames,
+/// acquires that tone (about 240 ms after it starts); it holds while the
+/// tone keeps being found and ends after 100 ms without it; it is reported
+/// when it lasted 0.8 s. Voice pitch glides, so it neither holds a
+/// standard frequency steadily nor long. Music does hold notes (and many
+/// notes are within 0.6 % of a standard tone: C♯2 is 69.3 Hz), but never
+/// one alone: a tone acquired or held while another sharp peak between 40
+/// and 950 Hz stays as steady (a chord's notes, a note's harmonics; mains
+/// hum excepted) is not a sub-tone. Sharp means falling 12 dB within
+/// 7.5 Hz on one side, as a held sinusoid's does and a gliding voice's
+/// smeared harmonics do not.
+///
+/// Owned by one thread (the tone decoder's).
+final class CTCSSDetector {
+  /// A two-pole section in double precision: the 900 Hz corner is a small
+  /// fraction of 48 kHz, where single-precision coefficients lose the pole.
+  private struct Section {
+    let b0: Double, b1: Double, b2: Double, a1: Double, a2: Double
+    var x1 = 0.0, x2 = 0.0, y1 = 0.0, y2 = 0.0
+
+    init(lowPass frequency: Double, q: Double, sampleRate: Double) {
+      let w = 2 * Double.pi * frequency / sampleRate
+      let alpha = sin(w) / (2 * q)
+      let c = cos(w)
+      let a0 = 1 + alpha
+      b0 = (1 - c) / 2 / a0
+      b1 = (1 - c) / a0
+      b2 = b0
+      a1 = -2 * c / a0
+      a2 = (1 - alpha) / a0
+    }
+
+    mutating func process(_ x: Double) -> Double {
+      let y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
+      x2 = x1
+      x1 = x
+      y2 = y1
+      y1 = y
+      return y
+    }
+  }
+
+  private struct Active {
+    var tone: Int
+    var start: Double
+    var lastSeen: Double
+    var misses = 0
+    var peakLevel: Double
+    /// Frames that found the tone, and of those, how many beside another steady peak.
+    var frames = 0
+    var crowdedFrames = 0
+  }
+
+  let plan: String
+  /// The standard tones in Hz, ascending.
+  let tones: [Double]
+  let minimumLevel: Double
+  /// Shortest tone reported, seconds.
+  let minimumDuration = 0.8
+  private let decimation: Int
+  private let rate: Double
+  private let frameLength: Int
+  private let hop: Int
+  private let fftLength: Int
+  private var sections: [Section]
+  private var accumulator = 0.0
+  private var accumulated = 0
+  private var history: [Float]
+  private var writeIndex = 0
+  private var decimatedCount = 0
+  private let window: [Float]
+  private let windowSum: Double
+  private let input: UnsafeMutablePointer<Float>
+  private let output: UnsafeMutablePointer<fftwf_complex>
+  private let fftPlan: fftwf_plan
+  private var power: [Double]
+  private var candidate: (tone: Int, frequency: Double, count: Int, firstEnd: Double)?
+  private var active: Active?
+  /// Peak frequencies of the last three frames, oldest first.
+  private var recentPeaks: [[Double]] = [[], [], []]
+
+  init(plan: String, tones: [Double], sampleRate: Double, minimumLevel: Double) {
+    self.plan = plan
+    self.tones = tones
+    self.minimumLevel = minimumLevel
+    decimation = max(1, Int(sampleRate / 2000))
+    rate = sampleRate / Double(decimation)
+    let frameLength = Int((0.2 * rate).rounded())
+    let fftLength = 4096
+    self.frameLength = frameLength
+    hop = max(1, Int((0.02 * rate).rounded()))
+    sections = [
+      Section(lowPass: 900, q: 0.5412, sampleRate: sampleRate),
+      Section(lowPass: 900, q: 1.3066, sampleRate: sampleRate),
+    ]
+    history = [Float](repeating: 0, count: frameLength)
+    window = (0..<frameLength).map {
+      Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(frameLength)))
+    }
+    windowSum = window.reduce(0) { $0 + Double($1) }
+    self.fftLength = fftLength
+    input = fftwf_alloc_real(fftLength)!
+    input.initialize(repeating: 0, count: fftLength)
+    output = fftwf_alloc_complex(fftLength / 2 + 1)!
+    nonisolated(unsafe) let input = input
+    nonisolated(unsafe) let output = output
+    nonisolated(unsafe) var planned: fftwf_plan?
+    SpectrumAnalyzer.plannerLock.withLock { _ in
+      planned = fftwf_plan_dft_r2c_1d(Int32(fftLength), input, output, UInt32(FFTW_ESTIMATE))
+    }
+    fftPlan = planned!
+    power = [Double](repeating: 0, count: fftLength / 2 + 1)
+  }
+
+  deinit {
+    nonisolated(unsafe) let fftPlan = fftPlan
+    SpectrumAnalyzer.plannerLock.withLock { _ in fftwf_destroy_plan(fftPlan) }
+    fftwf_free(input)
+    fftwf_free(output)
+  }
+
+  func process(_ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void) {
+    for sample in samples {
+      var value = Double(sample)
+      for index in sections.indices { value = sections[index].process(value) }
+      accumulator += value
+      accumulated += 1
+      guard accumulated == decimation else { continue }
+      history[writeIndex] = Float(accumulator / Double(decimation))
+      writeIndex = (writeIndex + 1) % frameLength
+      accumulator = 0
+      accumulated = 0
+      decimatedCount += 1
+      if decimatedCount >= frameLength && (decimatedCount - frameLength) % hop == 0 {
+        analyseFrame(endingAt: Double(decimatedCount) / rate, emit: emit)
+      }
+    }
+  }
+
+  func finish(emit: (ToneDecoderEvent) -> Void) {
+    // A tone still found in the last frame lasts to the end of the stream.
+    if var active {
+      if active.misses == 0 { active.lastSeen = Double(decimatedCount) / rate }
+      report(active, emit: emit)
+    }
+    active = nil
+    candidate = nil
+  }
+
+  /// The standard tones found in the frame just completed, strongest first,
+  /// with their measured frequencies and levels in dBFS.
+  private func matches() -> [(tone: Int, frequency: Double, level: Double)] {
+    for n in 0..<frameLength {
+      input[n] = history[(writeIndex + n) % frameLength] * window[n]
+    }
+    fftwf_execute(fftPlan)
+    let binWidth = rate / Double(fftLength)
+    let low = Int(62 / binWidth)
+    let wideLow = Int(40 / binWidth)
+    let high = min(fftLength / 2 - 1, Int(262 / binWidth) + 1)
+    let wideHigh = min(fftLength / 2 - 1 - Int(7.5 / binWidth + 1), Int(950 / binWidth))
+    // A steady sinusoid's lobe falls 12 dB within 7.5 Hz on at least one side.
+    let flank = Int((7.5 / binWidth).rounded())
+    for bin in (wideLow - flank)...min(fftLength / 2, wideHigh + flank) {
+      let re = Double(output[bin].0)
+      let im = Double(output[bin].1)
+      power[bin] = re * re + im * im
+    }
+    var peaks = [(bin: Int, power: Double)]()
+    for bin in wideLow...wideHigh
+    where power[bin] > power[bin - 1] && power[bin] >= power[bin + 1] {
+      peaks.append((bin, power[bin]))
+    }
+    peaks.sort { $0.power > $1.power }
+    func frequency(_ bin: Int) -> Double {
+      let left = log(power[bin - 1] + 1e-30)
+      let centre = log(power[bin] + 1e-30)
+      let right = log(power[bin + 1] + 1e-30)
+      let denominator = left - 2 * centre + right
+      let offset = denominator < 0 ? 0.5 * (left - right) / denominator : 0
+      return (Double(bin) + offset) * binWidth
+    }
+    // Every clear peak from 40 to 950 Hz (a tone's sidelobes stay below −31 dB).
+    let clear = (peaks.first?.power ?? 0) * 0.003
+    recentPeaks.removeFirst()
+    recentPeaks.append(
+      peaks.prefix(8).filter {
+        $0.power >= clear && level($0.power) >= minimumLevel
+          && min(power[$0.bin - flank], power[$0.bin + flank]) <= $0.power * 0.063
+      }.map { frequency($0.bin) })
+    var found = [(tone: Int, frequency: Double, level: Double)]()
+    for peak in peaks.lazy.filter({ $0.bin >= low && $0.bin <= high }).prefix(4) {
+      let level = level(peak.power)
+      guard level >= minimumLevel else { break }
+      let frequency = frequency(peak.bin)
+      guard let tone = nearest(frequency), abs(frequency - tones[tone]) <= 0.006 * tones[tone]
+      else { continue }
+      found.append((tone, frequency, level))
+    }
+    return found
+  }
+
+  /// The level in dBFS of a sinusoid whose peak bin has `power`.
+  private func level(_ power: Double) -> Double {
+    20 * log10(2 * power.squareRoot() / windowSum + 1e-30)
+  }
+
+  /// Whether a peak other than the one at `frequency` has held its
+  /// frequency (±0.5 Hz) over the last three frames: a chord's notes or a
+  /// tone's harmonics. A CTCSS tone is the only steady sound below 950 Hz;
+  /// voice pitch glides, noise peaks wander.
+  private func anotherSteadyPeak(than frequency: Double) -> Bool {
+    recentPeaks[2].contains { peak in
+      abs(peak - frequency) > 8 && !Self.isMains(peak)
+        && recentPeaks[0].contains { abs($0 - peak) <= 0.5 }
+        && recentPeaks[1].contains { abs($0 - peak) <= 0.5 }
+    }
+  }
+
+  /// Whether `frequency` is mains hum (a multiple of 50 or 60 Hz, ±1 Hz),
+  /// which a recording may carry under any tone.
+  private static func isMains(_ frequency: Double) -> Bool {
+    [50.0, 60.0].contains { mains in
+      let multiple = (frequency / mains).rounded()
+      return multiple >= 1 && abs(frequency - multiple * mains) <= 1
+    }
+  }
+
+  /// The index of the standard tone nearest to `frequency`.
+  func nearest(_ frequency: Double) -> Int? {
+    tones.indices.min { abs(tones[$0] - frequency) < abs(tones[$1] - frequency) }
+  }
+
+  private func analyseFrame(endingAt frameEnd: Double, emit: (ToneDecoderEvent) -> Void) {
+    let found = matches()
+    // A frame holds the tone once it fills about half of it.
+    let edge = frameEnd - 0.1
+    if var current = active {
+      if let match = found.first(where: { $0.tone == current.tone }) {
+        current.lastSeen = edge
+        current.misses = 0
+        current.peakLevel = max(current.peakLevel, match.level)
+        current.frames += 1
+        if anotherSteadyPeak(than: match.frequency) { current.crowdedFrames += 1 }
+        active = current
+      } else {
+        current.misses += 1
+        active = current
+        if current.misses >= 5 {
+          report(current, emit: emit)
+          active = nil
+          candidate = nil
+        }
+      }
+      return
+    }
+    if let previous = candidate,
+      let match = found.first(where: {
+        $0.tone == previous.tone && abs($0.frequency - previous.frequency) <= 0.35
+      })
+    {
+      candidate = (previous.tone, match.frequency, previous.count + 1, previous.firstEnd)
+      if previous.count + 1 >= 3 && anotherSteadyPeak(than: match.frequency) {
+        // Music: start again from this frame.
+        candidate = (previous.tone, match.frequency, 1, frameEnd)
+      } else if previous.count + 1 >= 3 {
+        active = Active(
+          tone: previous.tone, start: previous.firstEnd - 0.1, lastSeen: edge,
+          peakLevel: match.level)
+        candidate = nil
+      }
+    } else if let strongest = found.first {
+      candidate = (strongest.tone, strongest.frequency, 1, frameEnd)
+    } else {
+      candidate = nil
+    }
+  }
+
+  private func report(_ tone: Active, emit: (ToneDecoderEvent) -> Void) {
+    let duration = tone.lastSeen - tone.start
+    // Music holds notes as steadily as an encoder, but never one alone.
+    guard duration >= minimumDuration, tone.crowdedFrames * 5 <= tone.frames else { return }
+    emit(
+      .tone(
+        DecodedTone(
+          plan: plan, time: max(0, tone.start), duration: duration, symbol: "~",
+          frequencies: [tones[tone.tone]], levels: [tone.peakLevel])))
+  }
+}

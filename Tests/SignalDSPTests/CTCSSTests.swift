@@ -1,0 +1,107 @@
+import Foundation
+import SignalDSP
+import Testing
+
+/// CTCSS: the 50 standard sub-tones under voice, and nothing from voice or
+/// music alone.
+@Suite struct CTCSSTests {
+  static let rate = 8_000.0
+
+  /// A voice stand-in as a radio sends it (its band starts at 300 Hz): the
+  /// 3rd to 10th harmonics of a pitch gliding between 110 and 180 Hz.
+  static func voice(seconds: Double, amplitude: Double) -> [Float] {
+    var phase = 0.0
+    return (0..<Int(seconds * rate)).map { n in
+      let t = Double(n) / rate
+      phase += 2 * .pi * (145 + 35 * sin(2 * .pi * 3.7 * t)) / rate
+      var value = 0.0
+      for harmonic in 3...10 { value += sin(Double(harmonic) * phase) / Double(harmonic) }
+      return Float(amplitude * value / 1.2)
+    }
+  }
+
+  static func sine(_ frequency: Double, seconds: Double, amplitude: Double, start: Double = 0)
+    -> [Float]
+  {
+    (0..<Int(seconds * rate)).map { n in
+      Double(n) / rate < start
+        ? 0 : Float(amplitude * sin(2 * .pi * frequency * Double(n) / rate + 0.3))
+    }
+  }
+
+  static func decode(_ samples: [Float]) throws -> [DecodedTone] {
+    var signal = TestSignal(sampleRate: rate)
+    signal.samples = samples
+    return try signal.decode([.ctcss]).compactMap {
+      if case .tone(let tone) = $0 { return tone } else { return nil }
+    }
+  }
+
+  /// Each tone, 0.3 % off (as encoders may be) and 18 dB below the voice,
+  /// starting 0.5 s into it for 3 s: found as itself — never a neighbour
+  /// 2.3 Hz away — with its start within 250 ms.
+  @Test(arguments: [-0.003, 0.003]) func everyStandardToneIsFoundUnderVoice(error: Double) throws {
+    guard case .subAudible(let table) = TonePlan.ctcss.kind else {
+      Issue.record("ctcss is not a sub-audible plan")
+      return
+    }
+    #expect(table.count == 50)
+    let voice = Self.voice(seconds: 4, amplitude: 0.1)
+    var wrong = [String]()
+    for standard in table {
+      let tone = Self.sine(
+        standard * (1 + error), seconds: 3.5, amplitude: 0.1 * pow(10, -18.0 / 20), start: 0.5)
+      var samples = voice
+      for index in tone.indices { samples[index] += tone[index] }
+      let found = try Self.decode(samples)
+      guard found.count == 1, let first = found.first, first.frequencies == [standard],
+        first.time >= 0.5 - 0.05 && first.time <= 0.75, abs(first.duration - 3) <= 0.3
+      else {
+        wrong.append("\(standard) Hz: \(found.map { ($0.frequencies, $0.time, $0.duration) })")
+        continue
+      }
+    }
+    #expect(wrong.isEmpty, "\(wrong)")
+  }
+
+  @Test func voiceAloneIsNoTone() throws {
+    #expect(try Self.decode(Self.voice(seconds: 10, amplitude: 0.3)).isEmpty)
+  }
+
+  /// C♯2 is 69.3 Hz and E2 82.4 Hz: a chord holds them as steadily as an
+  /// encoder, but never alone.
+  @Test func chordsOnStandardFrequenciesAreNoTone() throws {
+    var pure = [Float](repeating: 0, count: Int(3 * Self.rate))
+    for note in [69.30, 87.31, 103.83] {
+      for (index, value) in Self.sine(note, seconds: 3, amplitude: 0.2).enumerated() {
+        pure[index] += value
+      }
+    }
+    #expect(try Self.decode(pure).isEmpty)
+    var rich = [Float](repeating: 0, count: Int(3 * Self.rate))
+    for harmonic in 1...5 {
+      for (index, value) in Self.sine(
+        82.41 * Double(harmonic), seconds: 3, amplitude: 0.3 / Double(harmonic)
+      ).enumerated() {
+        rich[index] += value
+      }
+    }
+    #expect(try Self.decode(rich).isEmpty)
+  }
+
+  /// Alone, each is found; mains hum under it does not count as music.
+  @Test func aToneOverMainsHumIsFound() throws {
+    var samples = Self.sine(88.5, seconds: 3, amplitude: 0.05)
+    for (index, value) in Self.sine(50, seconds: 3, amplitude: 0.05).enumerated() {
+      samples[index] += value
+    }
+    let found = try Self.decode(samples)
+    #expect(found.map(\.frequencies) == [[88.5]])
+  }
+
+  @Test func theSubToneCannotBeSentAsAMessage() {
+    #expect(throws: TonePlanError.self) {
+      try TonePlan.ctcss.schedule(for: "67.0", sampleRate: 8_000)
+    }
+  }
+}
