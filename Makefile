@@ -8,7 +8,7 @@ DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	pipewire pipewire-bin wireplumber dbus
 RELEASE_BIN := .build/release/micloop
 
-.PHONY: setup build debug test unit-test consumer-check talk-eval room-eval talkoff-eval fuzz-check fuzz bench demo docs manual format install clean
+.PHONY: setup build debug test unit-test soak consumer-check talk-eval room-eval talkoff-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -33,12 +33,17 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test consumer-check talk-eval room-eval talkoff-eval fuzz-check
+test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval fuzz-check
 
 # The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup
 	$(SWIFT) build
 	MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test
+
+## soak: 24 hours of simulated audio through a live loopback job (meter, DTMF, recording),
+## optimised and as fast as the machine allows; fails on any growth of memory, drift or loss
+soak: build
+	.build/release/micloop-soak 24
 
 ## consumer-check: a separate package depending on micloop by version builds and runs
 consumer-check: setup
@@ -52,7 +57,7 @@ talk-eval: build
 room-eval: build
 	python3 Scripts/room_eval.py --micloop $(RELEASE_BIN) --check
 
-## talkoff-eval: ten minutes of speech must decode as no tone in any plan
+## talkoff-eval: ten minutes of speech and four of synthesized chords must decode as no tone in any plan
 talkoff-eval: build
 	python3 Scripts/talkoff_eval.py --micloop $(RELEASE_BIN) --check
 

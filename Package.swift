@@ -47,6 +47,11 @@ let package = Package(
       name: "ToneGenerator", dependencies: ["DuplexIO"], path: "Examples/ToneGenerator"),
     .executableTarget(
       name: "Recorder", dependencies: ["DuplexIO", "AudioFiles"], path: "Examples/Recorder"),
+    // A day of simulated audio through a live job; `make test` runs it optimised.
+    .executableTarget(
+      name: "micloop-soak",
+      dependencies: ["MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "AudioFiles"],
+      path: "Tests/Soak"),
     .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
     .target(
       name: "TestSupport", dependencies: ["DuplexIO", "AudioFiles", "AllocationCounter"],

@@ -31,11 +31,6 @@ public struct LiveMeterView {
     max(10, min(Int(-floorDecibels), columns - Self.labelWidth - Self.trailerWidth - 1))
   }
 
-  /// Whether `channel`'s clip indicator is latched.
-  public func isClipped(_ channel: Int) -> Bool {
-    channel < clipped.count && clipped[channel]
-  }
-
   /// Unlatches every clip indicator.
   public mutating func clearClips() {
     for index in clipped.indices { clipped[index] = false }

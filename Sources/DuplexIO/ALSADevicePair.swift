@@ -191,8 +191,7 @@ public final class ALSADevicePair: DuplexBackend {
     let deadline = MonotonicClock.now() + 5_000_000_000
     let periodNanos = UInt64(periodFrames) * 1_000_000_000 / UInt64(max(1, device.sampleRate))
     let stallCheck = 2 * periodNanos
-    let stallLimit = max(
-      1_000_000_000, UInt64(8 * periodFrames) * 1_000_000_000 / UInt64(max(1, device.sampleRate)))
+    let stallLimit = max(1_000_000_000, 8 * periodNanos)
     while true {
       let available = device.avail()
       if available < 0 { return Int32(available) }

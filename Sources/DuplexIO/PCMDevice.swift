@@ -251,4 +251,7 @@ public enum MonotonicClock {
     clock_gettime(CLOCK_MONOTONIC, &time)
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
   }
+
+  /// The same clock in seconds.
+  public static var seconds: Double { Double(now()) / 1e9 }
 }

@@ -8,7 +8,8 @@ import Synchronization
 /// A deterministic stand-in for a pair of sound devices, for tests and for
 /// programs that run a unit without hardware: a hand-stepped, real-time or
 /// free-running clock; captured audio that is the running frame index
-/// modulo 1024, divided by 1024, in any `SampleFormat`; a playback clock
+/// modulo 1024, divided by 1024 (or a given signal, repeated), in any
+/// `SampleFormat`; a playback clock
 /// that may run fast or slow by some parts per million; and faults to
 /// inject (overrun, underrun, device loss). The audio-thread side never
 /// allocates. `advance`, `inject` and the counters may be used from any
@@ -50,6 +51,10 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
   /// Value of the last sample written for playback (Float bit pattern).
   public let lastPlayedSample = Atomic<UInt32>(0)
 
+  /// What the capture delivers, repeated end to end in every channel;
+  /// empty for the ramp of `capturedSample`.
+  public let captureLoop: [Float]
+
   private let fault = Atomic<Int>(0)
   private let woken = Atomic<Bool>(false)
   private let available: UnsafeMutablePointer<sem_t>
@@ -57,11 +62,14 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
   private var nextDeadline = timespec()
   private var lastFrame: UnsafeMutablePointer<Float>
 
+  /// - Parameter captureLoop: a signal the capture repeats end to end
+  ///   instead of the ramp (a minute of test audio for a day-long run).
   public init(
     periodFrames: Int = 64, clock: Clock = .handStepped, format: SampleFormat = .float,
-    playbackClockOffset: Double = 0
+    playbackClockOffset: Double = 0, captureLoop: [Float] = []
   ) {
     self.periodFrames = periodFrames
+    self.captureLoop = captureLoop
     self.clock = clock
     self.format = format
     self.playbackClockOffset = playbackClockOffset
@@ -84,8 +92,8 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
   /// Waits until `count` periods have completed; false after `timeout` seconds.
   @discardableResult
   public func waitUntilCompleted(_ count: Int, timeout: Double = 60) -> Bool {
-    let deadline = Double(MonotonicClock.now()) / 1e9 + timeout
-    while Double(MonotonicClock.now()) / 1e9 < deadline {
+    let deadline = MonotonicClock.seconds + timeout
+    while MonotonicClock.seconds < deadline {
       if completedPeriods.load(ordering: .acquiring) >= count { return true }
       usleep(100)
     }
@@ -159,7 +167,10 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
     let first = capturedFrames.add(frames, ordering: .relaxed).oldValue
     // Encode one frame at a time through a frame-sized scratch: no allocation.
     for frame in 0..<frames {
-      for channel in 0..<channels { lastFrame[channel] = Self.capturedSample(first + frame) }
+      let sample =
+        captureLoop.isEmpty
+        ? Self.capturedSample(first + frame) : captureLoop[(first + frame) % captureLoop.count]
+      for channel in 0..<channels { lastFrame[channel] = sample }
       format.encode(
         lastFrame, into: destination + frame * channels * format.byteCount, count: channels)
     }

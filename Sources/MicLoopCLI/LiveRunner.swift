@@ -100,6 +100,8 @@ enum LiveRunner {
       guard recovery.reconnects, let failure = outcome.failure, failure.isDeviceLost else { break }
       printer.deviceLost(time: outcome.duration, reason: failure.description)
       retired.append(session)
+      // Opening the devices again prepares the processor for what they grant.
+      let lostFormat = processor.format
       guard
         let back = DeviceReturn.wait(
           configuration: configuration, processor: processor,
@@ -111,11 +113,10 @@ enum LiveRunner {
         recorder?.close()
         break
       }
-      let gap = DeviceReturn.now() - outcome.lastProgress
+      let gap = MonotonicClock.seconds - outcome.lastProgress
       if let granted = back.unit.granted,
-        Double(granted.sampleRate) != Double(processor.format.sampleRate)
-          || (configuration.isInputEnabled
-            && granted.inputChannelCount != processor.format.channelCount)
+        granted.sampleRate != lostFormat.sampleRate
+          || (configuration.isInputEnabled && granted.inputChannelCount != lostFormat.channelCount)
       {
         recorder?.close()
         throw CommandFailure(
@@ -136,8 +137,6 @@ enum LiveRunner {
         filled: recovery.fillsGaps && recorder != nil)
       session = back
     }
-    outcome.overruns = xruns
-    outcome.underruns = 0
     outcome.recordedFrames += filledFrames
     decoder?.finish { event in tones?.admit(event) { printer.show($0) } }
     tones?.finish { printer.show($0) }
@@ -150,12 +149,12 @@ enum LiveRunner {
           flush: true)
       } else {
         StandardOutput.write(
-          tones.summaryLine(duration: outcome.duration, xruns: outcome.overruns + outcome.underruns)
+          tones.summaryLine(duration: outcome.duration, xruns: xruns)
         )
       }
     } else if !showsMeter && !json {
       StandardOutput.write(
-        "Ran \(DecimalFormatting.fixed(outcome.duration, places: 2)) s, \(outcome.overruns + outcome.underruns) xruns"
+        "Ran \(DecimalFormatting.fixed(outcome.duration, places: 2)) s, \(xruns) xruns"
           + (record.map { ", recorded \(outcome.recordedFrames) frames to \($0)" } ?? ""))
     }
     StandardOutput.flush()
@@ -204,13 +203,6 @@ enum DeviceReturn {
       usleep(500_000)
     }
     return nil
-  }
-
-  /// Seconds of the monotonic clock, as `LiveSession.Outcome.lastProgress` counts them.
-  static func now() -> Double {
-    var clock = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &clock)
-    return Double(clock.tv_sec) + Double(clock.tv_nsec) / 1e9
   }
 
   static func writeSilence(frames: Int64, to recorder: AudioFileWriter) throws(AudioFileError) {

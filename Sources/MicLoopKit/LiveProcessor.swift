@@ -130,6 +130,11 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   public private(set) var analysis: SPSCRing<Float>?
   /// Frames captured so far.
   public let framesProcessed = Atomic<Int>(0)
+  /// The job's length in frames: input past it is still passed to the
+  /// output but no longer metered, recorded or analysed, so a job of
+  /// `--duration` seconds reports exactly that many, however late the
+  /// control thread notices the end. Set before the unit starts.
+  public let frameLimit = Atomic<Int>(.max)
   /// Gain from input to output (linear), ramped over 5 ms on the audio thread.
   public let gain: RampedParameter
   /// Whether the output is muted (control thread).
@@ -196,10 +201,13 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   }
 
   public func inputAvailable(_ captured: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
-    let frames = captured.frameCount
-    let samples = frames * format.channelCount
     let base = input.baseAddress!
     captured.render(into: base)
+    let remaining =
+      frameLimit.load(ordering: .relaxed) - framesProcessed.load(ordering: .relaxed)
+    let frames = min(captured.frameCount, max(0, remaining))
+    guard frames > 0 else { return }
+    let samples = frames * format.channelCount
     recording?.push(base, count: samples)
     if let analysis {
       MonoMix.mix(

@@ -31,7 +31,7 @@ public final class LiveSession<Backend: DuplexBackend> {
     public var failure: DuplexError?
     /// A recording error that ended the job, if any.
     public var recordingFailure: AudioFileError?
-    /// When frames last arrived, in seconds of the monotonic clock.
+    /// When frames last arrived, in `MonotonicClock.seconds`.
     public var lastProgress: Double
   }
 
@@ -112,6 +112,7 @@ public final class LiveSession<Backend: DuplexBackend> {
       }
     }
 
+    processor.frameLimit.store(frameLimit.map { Int($0) } ?? .max, ordering: .relaxed)
     try unit.start()
     var stall = StallWatch(limit: stallLimit)
     var stalled = false
@@ -175,25 +176,19 @@ extension LiveSession {
 struct StallWatch {
   let limit: Double
   private var lastProgress: Int64 = -1
-  /// When the counter last grew (monotonic seconds).
-  private(set) var lastChange = StallWatch.now()
+  /// When the counter last grew (`MonotonicClock.seconds`).
+  private(set) var lastChange = MonotonicClock.seconds
 
   init(limit: Double) { self.limit = limit }
 
   mutating func hasStalled(progress: Int64) -> Bool {
-    let now = Self.now()
+    let now = MonotonicClock.seconds
     if progress != lastProgress {
       lastProgress = progress
       lastChange = now
       return false
     }
     return now - lastChange >= limit
-  }
-
-  static func now() -> Double {
-    var clock = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &clock)
-    return Double(clock.tv_sec) + Double(clock.tv_nsec) / 1e9
   }
 }
 
