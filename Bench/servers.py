@@ -3,6 +3,7 @@
 and the CPU floor of those plugins (arecord | aplay on the same devices
 and period) beside micloop's loopback."""
 
+import json
 import os
 import subprocess
 import tempfile
@@ -24,7 +25,9 @@ class JackServer:
         conf = os.path.join(self.dir, "asound.conf")
         with open(conf, "w") as f:
             f.write("pcm.jackloop {\n type jack\n playback_ports { 0 system:playback_1 }\n"
-                    " capture_ports { 0 system:capture_1 }\n}\n")
+                    " capture_ports { 0 system:capture_1 }\n}\n"
+                    "pcm.jackself {\n type jack\n playback_ports { 0 system:playback_1 }\n"
+                    " capture_ports { 0 \"\" }\n}\n")
         # One name: JACK's shared-memory registry holds at most 8 server names.
         name = "micloop-bench"
         self.env = dict(os.environ, JACK_NO_AUDIO_RESERVATION="1", JACK_DEFAULT_SERVER=name,
@@ -50,6 +53,46 @@ class JackServer:
 
     def devices(self):
         return "jackloop", "jackloop", self.env
+
+    def connect(self, output, input_prefix):
+        """Connects the first port starting with `output` to the first
+        starting with `input_prefix`, waiting up to 10 s for both."""
+        for _ in range(100):
+            ports = subprocess.run(["jack_lsp"], env=self.env, capture_output=True, text=True).stdout.split("\n")
+            source = next((p for p in ports if p.startswith(output)), None)
+            destination = next((p for p in ports if p.startswith(input_prefix)), None)
+            if source and destination and subprocess.run(["jack_connect", source, destination], env=self.env,
+                                                         capture_output=True).returncode == 0:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def round_trips(self, micloop):
+        """(micloop latency frames, jack_iodelay frames): micloop's output
+        port wired to its own input, and jack_iodelay's likewise."""
+        probe = subprocess.Popen([micloop, "latency", "-D", "jackself", "--period", str(self.period),
+                                  "--periods", "2", "--json"], env=self.env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        self.connect(f"micloop.P.{probe.pid}.", f"micloop.C.{probe.pid}.")
+        out, _ = probe.communicate(timeout=30)
+        ours = next((json.loads(line)["round_trip_frames"] for line in out.splitlines()
+                     if line.startswith("{")), None)
+        log = os.path.join(self.dir, "iodelay.txt")
+        with open(log, "w") as f:
+            iodelay = subprocess.Popen(["stdbuf", "-oL", "jack_iodelay"], env=self.env, stdout=f,
+                                       stderr=subprocess.DEVNULL)
+        theirs = None
+        if self.connect("jack_delay:out", "jack_delay:in"):
+            for _ in range(100):
+                time.sleep(0.1)
+                lines = [line for line in open(log).read().replace("\r", "\n").split("\n")
+                         if "total roundtrip latency" in line]
+                if lines:
+                    theirs = float(lines[0].split()[0])
+                    break
+        iodelay.terminate()
+        iodelay.wait()
+        return ours, theirs
 
 
 class PipeWireServer:
@@ -109,6 +152,14 @@ class PipeWireServer:
     def devices(self):
         return "pipewire:NODE=mic", "pipewire:NODE=spk", self.env
 
+    def round_trips(self, micloop):
+        """(micloop latency frames through the spk sink and its monitor, None)."""
+        out = subprocess.run([micloop, "latency", "--playback", "pipewire:NODE=spk", "--capture",
+                              "pipewire:NODE=spk", "--period", str(self.period), "--periods", "2", "--json"],
+                             env=self.env, capture_output=True, text=True, timeout=30).stdout
+        return next((json.loads(line)["round_trip_frames"] for line in out.splitlines()
+                     if line.startswith("{")), None), None
+
 
 def servers_section(micloop, work, seconds, run_with_usage):
     tone = os.path.join(work, "servers-tone.wav")
@@ -134,7 +185,7 @@ def servers_section(micloop, work, seconds, run_with_usage):
                 xruns = out.count('"event":"xrun"')
                 if status == 0 and xruns == 0:
                     floor = plugin_floor(capture, playback, period, seconds, env, run_with_usage)
-                    found = (period, cpu, floor)
+                    found = (period, cpu, floor) + server.round_trips(micloop)
                 if feeder:
                     feeder.kill()
                     feeder.wait()
@@ -151,18 +202,25 @@ def servers_section(micloop, work, seconds, run_with_usage):
         "and playing to `spk` through the `pipewire` ALSA plugin. The plugin floor is `arecord | aplay` on the "
         "same devices and period for the same time: the CPU any ALSA program pays that server's plugin.",
         "",
-        "| server | lowest period | micloop buffering ms | micloop CPU % | `arecord \\| aplay` CPU % | micloop / floor |",
-        "|---|---|---|---|---|---|",
+        "| server | lowest period | micloop buffering ms | micloop CPU % | `arecord \\| aplay` CPU % | micloop / floor "
+        "| `micloop latency` round trip | `jack_iodelay` |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for label, found in rows:
         if not found:
-            lines.append(f"| {label} | none clean | - | - | - | - |")
+            lines.append(f"| {label} | none clean | - | - | - | - | - | - |")
             continue
-        period, cpu, floor = found
+        period, cpu, floor, ours, theirs = found
         ratio = f"{cpu / floor:.2f}" if floor else "-"
+        frames = lambda n: "-" if n is None else f"{n:.0f} frames ({n / 48:.2f} ms)"
         lines.append(f"| {label} | 2 × {period} | {2 * 2 * period / 48:.1f} | {cpu / seconds * 100:.2f} | "
-                     f"{floor / seconds * 100:.2f} | {ratio} |")
-    lines += ["", "These servers run without a sound card here, so the < 1 % CPU goal for loopback applies to "
+                     f"{floor / seconds * 100:.2f} | {ratio} | {frames(ours)} | {frames(theirs)} |")
+    lines += ["", "Round trips at the same period: `micloop latency` plays chirps into its own playback and finds "
+              "them in its capture. On JACK its output port is wired to its input port (`jack_connect`), as "
+              "`jack_iodelay`'s are for the JACK column: JACK's own loop is one cycle; the ALSA `jack` plugin "
+              "adds one more between the capture it hands over and the playback it takes. On PipeWire the loop "
+              "is the `spk` sink and its monitor.",
+              "", "These servers run without a sound card here, so the < 1 % CPU goal for loopback applies to "
               "`hw:` devices, which this machine has not; through a server's plugin the floor above is what "
               "any ALSA client pays.", ""]
     return lines

@@ -29,11 +29,27 @@ struct Latency: ParsableCommand {
       try unit.initialize()
       try unit.start()
     } catch { throw CommandFailure(message: error.commandLineMessage) }
+    // A stream that stops delivering (a hung driver or server) must not
+    // keep the probe waiting forever: give up 10 s after it should be done.
+    let deadline =
+      MonotonicClock.seconds + Double(probe.totalFrames) / Double(configuration.sampleRate) + 10
+    var timedOut = false
     while !unit.waitUntilStopped(timeout: 0.02) && !probe.isDone.load(ordering: .acquiring)
       && !interruptRequested.load(ordering: .relaxed)
-    {}
+    {
+      if MonotonicClock.seconds > deadline {
+        timedOut = true
+        break
+      }
+    }
     unit.stop()
     if let failure = unit.failure { throw CommandFailure(message: failure.commandLineMessage) }
+    if timedOut {
+      throw CommandFailure(
+        message:
+          "the devices stopped delivering audio during the measurement (\(devices.captureDevice) → \(devices.playbackDevice)); check that the sound server is running and try again"
+      )
+    }
     if interruptRequested.load(ordering: .relaxed) { return }
     guard let granted = unit.granted else { return }
     guard let measurement = probe.result() else {

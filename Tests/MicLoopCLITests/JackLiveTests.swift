@@ -2,14 +2,10 @@ import Foundation
 import Testing
 
 /// The live tests on JACK: micloop's ALSA devices through the `jack` plugin
-/// on a private `jackd -d dummy`, loops closed with `jack_connect`.
+/// on a private `jackd -d dummy`, loops closed with `jack_connect`. Each
+/// suite is serialized and names its servers alone (JACK's registry holds
+/// few names), so no two servers of one name ever run at once.
 @Suite(.serialized) struct JackLiveTests {
-  func summary(_ result: MicLoopBinary.Result) throws -> [String: Any] {
-    let last = result.output.split(separator: "\n").last ?? ""
-    return try #require(
-      try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any], "\(result.output)")
-  }
-
   @Test func aToneComesOutOfJackAtTheRequestedLevel() throws {
     let jack = try JackServer()
     let meter = try jack.startMicloop(["meter", "-D", "jackin", "--duration", "3", "--json"])
@@ -20,7 +16,7 @@ import Testing
     #expect(try jack.connect(from: tone, to: meter))
     let result = meter.result()
     #expect(result.status == 0, "\(result.errorOutput)")
-    let peak = try #require(try summary(result)["peak_dbfs"] as? Double)
+    let peak = try #require(result.lastJSONObject?["peak_dbfs"] as? Double, "\(result.output)")
     #expect(abs(peak - -10) < 0.05, "peak \(peak) dBFS")
   }
 
@@ -40,11 +36,68 @@ import Testing
     #expect(try jack.connect(from: loop, to: meter))
     let result = meter.result()
     #expect(result.status == 0, "\(result.errorOutput)")
-    let peak = try #require(try summary(result)["peak_dbfs"] as? Double)
+    let peak = try #require(result.lastJSONObject?["peak_dbfs"] as? Double, "\(result.output)")
     #expect(abs(peak - -16) < 0.05, "peak \(peak) dBFS")
     loop.signal(SIGINT)
     let looped = loop.result()
     #expect(looped.status == 0, "\(looped.errorOutput)")
     #expect(looped.output.contains("0 xruns"), "\(looped.output)")
+  }
+}
+
+/// Recording and live decoding on JACK, on servers of another name
+/// than `JackLiveTests`' so that the two suites may run side by side.
+@Suite(.serialized) struct JackCaptureTests {
+  let directory: URL
+
+  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+
+  static let serverName = "micloop-capture"
+
+  /// A 48 kHz 16-bit mono test file from sox, 1.5 s of silence first so a
+  /// player's port can be connected before the sound starts.
+  func signal(_ name: String, _ synth: [String]) throws -> String {
+    let path = directory.appendingPathComponent(name).path
+    try MicLoopBinary.shell(
+      ["sox", "-V1", "-D", "-n", "-r", "48000", "-b", "16", "-c", "1", path] + synth + [
+        "pad", "1.5", "0",
+      ])
+    return path
+  }
+
+  @Test func recordingMatchesWhatWasPlayedSampleForSample() throws {
+    let jack = try JackServer(name: Self.serverName)
+    let noise = try signal("noise.wav", ["synth", "3", "whitenoise", "vol", "0.3"])
+    let recording = directory.appendingPathComponent("recording.wav").path
+    let loop = try jack.startMicloop([
+      "loopback", "-D", "jackthrough", "--period", "256", "--periods", "2", "--record", recording,
+      "--duration", "7",
+    ])
+    defer { loop.signal(SIGKILL) }
+    #expect(loop.waitForOutput("Hz, capture"))
+    let player = try jack.play(noise)
+    #expect(try jack.connect(from: player, program: "aplay", to: loop))
+    #expect(player.wait() == 0)
+    try RecordingComparison.expectExact(played: noise, recording: recording, result: loop.result())
+  }
+
+  @Test func tonesAreDecodedLive() throws {
+    let jack = try JackServer(name: Self.serverName)
+    let calls = directory.appendingPathComponent("calls.wav").path
+    let length = try VirtualDevices.programme(
+      [("dtmf", "123#"), ("ccir", "12335")], lead: 1.5, tail: 1, at: calls)
+    let tones = try jack.startMicloop([
+      "tones", "--plan", "dtmf,ccir", "-D", "jackin", "--json", "--duration",
+      String(length + 1),
+    ])
+    defer { tones.signal(SIGKILL) }
+    #expect(tones.waitForOutput("\"start\""))
+    let player = try jack.play(calls)
+    #expect(try jack.connect(from: player, program: "aplay", to: tones))
+    let result = tones.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let events = TonesCommandTests.events(result.output)
+    #expect(TonesCommandTests.symbols(events, plan: "dtmf") == "123#", "\(result.output)")
+    #expect(TonesCommandTests.texts(events) == ["12335"], "\(result.output)")
   }
 }

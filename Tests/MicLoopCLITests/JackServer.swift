@@ -12,13 +12,14 @@ final class JackServer {
   /// JACK registers servers in shared memory and refuses a ninth name, so
   /// new names per test would fill the registry on a machine that runs the
   /// tests often; a server of the same name that is gone is replaced.
-  let name = "micloop-test"
+  let name: String
   let environment: [String: String]
   let periodFrames: Int
   private var server: SpawnedProcess?
 
-  init(periodFrames: Int = 256) throws {
+  init(periodFrames: Int = 256, name: String = "micloop-test") throws {
     self.periodFrames = periodFrames
+    self.name = name
     let directory = try MicLoopBinary.temporaryDirectory()
     let configuration = directory.appendingPathComponent("asound.conf").path
     try """
@@ -75,16 +76,32 @@ final class JackServer {
     try SpawnedProcess([MicLoopBinary.path] + arguments, environment: environment)
   }
 
+  /// Starts `aplay` playing `file` into the server through `jackout` (the
+  /// `plug` converts to the float samples the `jack` plugin takes).
+  func play(_ file: String) throws -> SpawnedProcess {
+    try SpawnedProcess(
+      VirtualDevices.realTime + ["aplay", "-q", "-D", "plug:jackout", file],
+      environment: environment)
+  }
+
   /// Connects the output port of the micloop process `from` to the input
   /// port of `to`, waiting up to 10 s for both to exist (the plugin names
-  /// its clients micloop.P.PID.N for playback, micloop.C.PID.N for capture).
-  func connect(from: SpawnedProcess, to: SpawnedProcess) throws -> Bool {
+  /// its clients PROGRAM.P.PID.N for playback, PROGRAM.C.PID.N for capture).
+  func connect(from: SpawnedProcess, program: String = "micloop", to: SpawnedProcess) throws -> Bool
+  {
+    try connect(output: "\(program).P.\(from.pid).", input: "micloop.C.\(to.pid).")
+  }
+
+  /// Connects the first port named `output…` to the first named `input…`,
+  /// waiting up to 10 s for both to exist.
+  func connect(output: String, input: String) throws -> Bool {
     for _ in 0..<100 {
       let ports = try SpawnedProcess(["jack_lsp"], environment: environment).result().output
         .split(separator: "\n").map(String.init)
-      if let output = ports.first(where: { $0.hasPrefix("micloop.P.\(from.pid).") }),
-        let input = ports.first(where: { $0.hasPrefix("micloop.C.\(to.pid).") }),
-        try VirtualDevices.wait(for: ["jack_connect", output, input], environment: environment)
+      if let source = ports.first(where: { $0.hasPrefix(output) }),
+        let destination = ports.first(where: { $0.hasPrefix(input) }),
+        try VirtualDevices.wait(
+          for: ["jack_connect", source, destination], environment: environment)
           == 0
       {
         return true

@@ -81,48 +81,7 @@ import Testing
       for: VirtualDevices.realTime + ["paplay", "--device=mic", noise],
       environment: devices.environment)
     #expect(player == 0, "paplay exited with \(player)")
-    let result = loop.result()
-    #expect(result.status == 0, "\(result.errorOutput)")
-    let played = try MicLoopBinary.samples(noise)
-    let captured = try MicLoopBinary.samples(recording)
-    // Align by the onset of the noise (the recording is silent before it).
-    let playedOnset = try #require(played.firstIndex { abs($0) > 0.01 })
-    let capturedOnset = try #require(
-      captured.firstIndex { abs($0) > 0.01 },
-      "no noise in \(captured.count) recorded samples (largest \(captured.map { abs($0) }.max() ?? 0)); micloop said: \(result.output) \(result.errorOutput)"
-    )
-    // The recording starts when the monitor first delivers, which may be
-    // after the player's stream began: the shift may have either sign.
-    let shift = capturedOnset - playedOnset
-    // Walk both from the onset: every played sample must come back exactly,
-    // in order. On a loaded machine the player's stream may run dry in the
-    // server, which then inserts exact silence into the monitor; that gap is
-    // the feeder's, not the recorder's, so zeros in the recording are passed
-    // over. A recorder that drops or alters samples still fails.
-    var playedIndex = playedOnset
-    var capturedIndex = max(0, shift + playedOnset)
-    var insertedSilence = 0
-    var mismatch: (played: Int, captured: Int)?
-    while playedIndex < played.count && capturedIndex < captured.count {
-      if abs(played[playedIndex] - captured[capturedIndex]) < 1e-6 {
-        playedIndex += 1
-      } else if captured[capturedIndex] == 0 {
-        insertedSilence += 1
-      } else {
-        mismatch = (playedIndex, capturedIndex)
-        break
-      }
-      capturedIndex += 1
-    }
-    #expect(
-      mismatch == nil,
-      "played sample \(mismatch?.played ?? -1) differs from recorded sample \(mismatch?.captured ?? -1); \(result.output)"
-    )
-    #expect(
-      playedIndex == played.count,
-      "only \(playedIndex - playedOnset) of \(played.count - playedOnset) samples were recorded")
-    #expect(
-      insertedSilence < 48_000, "\(insertedSilence) samples of silence inside the recording")
+    try RecordingComparison.expectExact(played: noise, recording: recording, result: loop.result())
   }
 
   @Test func latencyIsConsistentWithTheBuffering() throws {

@@ -10,6 +10,11 @@ struct MicLoopBinary {
     var output: String
     var errorOutput: String
     var errorLines: [Substring] { errorOutput.split(separator: "\n") }
+    /// The last line of standard output as a JSON object (a summary).
+    var lastJSONObject: [String: Any]? {
+      let last = output.split(separator: "\n").last ?? ""
+      return (try? JSONSerialization.jsonObject(with: Data(last.utf8))) as? [String: Any]
+    }
   }
 
   static var path: String {

@@ -5,17 +5,19 @@ import Testing
 /// `pipewire` plugin on a private server with two null sinks.
 @Suite(.serialized) struct PipeWireLiveTests {
   func peak(_ result: MicLoopBinary.Result) throws -> Double {
-    let last = result.output.split(separator: "\n").last ?? ""
-    let summary = try #require(
-      try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any], "\(result.output)")
-    return try #require(summary["peak_dbfs"] as? Double, "\(result.output)")
+    try #require(result.lastJSONObject?["peak_dbfs"] as? Double, "\(result.output)")
+  }
+
+  /// A 1 kHz tone at −10 dBFS played into the "mic" sink for 30 s.
+  func playTone(_ server: PipeWireServer) throws -> SpawnedProcess {
+    try server.startMicloop([
+      "tone", "-f", "1000", "--level-db", "-10", "--duration", "30", "-D", "pipewire:NODE=mic",
+    ])
   }
 
   @Test func aTonePlayedIntoASinkIsMeteredFromItsMonitor() throws {
     let server = try PipeWireServer()
-    let tone = try server.startMicloop([
-      "tone", "-f", "1000", "--level-db", "-10", "--duration", "30", "-D", "pipewire:NODE=mic",
-    ])
+    let tone = try playTone(server)
     defer { tone.signal(SIGKILL) }
     #expect(tone.waitForOutput("Playing"))
     let meter = try server.startMicloop(
@@ -28,9 +30,7 @@ import Testing
 
   @Test func loopbackOnPipeWirePassesTheMicrophoneAtItsGain() throws {
     let server = try PipeWireServer()
-    let tone = try server.startMicloop([
-      "tone", "-f", "1000", "--level-db", "-10", "--duration", "30", "-D", "pipewire:NODE=mic",
-    ])
+    let tone = try playTone(server)
     defer { tone.signal(SIGKILL) }
     let loop = try server.startMicloop(
       [
@@ -48,5 +48,71 @@ import Testing
     loop.signal(SIGINT)
     let looped = loop.result()
     #expect(looped.status == 0, "\(looped.errorOutput)")
+  }
+}
+
+/// Recording, live decoding and latency on PipeWire.
+@Suite(.serialized) struct PipeWireCaptureTests {
+  let directory: URL
+
+  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+
+  @Test func recordingMatchesWhatWasPlayedSampleForSample() throws {
+    let server = try PipeWireServer()
+    let noise = directory.appendingPathComponent("noise.wav").path
+    try MicLoopBinary.shell([
+      "sox", "-V1", "-D", "-n", "-r", "48000", "-b", "16", "-c", "1", noise, "synth", "3",
+      "whitenoise", "vol", "0.3", "pad", "0.5", "0",
+    ])
+    let recording = directory.appendingPathComponent("recording.wav").path
+    let loop = try server.startMicloop(
+      [
+        "loopback", "--capture", "pipewire:NODE=mic", "--playback", "pipewire:NODE=spk",
+        "--period", "1024", "--periods", "4", "--record", recording, "--duration", "7",
+      ], capturesMonitor: true)
+    defer { loop.signal(SIGKILL) }
+    #expect(loop.waitForOutput("Hz, capture"))
+    let player = try VirtualDevices.wait(
+      for: VirtualDevices.realTime + ["aplay", "-q", "-D", "pipewire:NODE=mic", noise],
+      environment: server.environment)
+    #expect(player == 0, "aplay exited with \(player)")
+    try RecordingComparison.expectExact(played: noise, recording: recording, result: loop.result())
+  }
+
+  @Test func tonesAreDecodedLive() throws {
+    let server = try PipeWireServer()
+    let tones = try server.startMicloop(
+      ["tones", "--plan", "dtmf,ccir", "-D", "pipewire:NODE=mic", "--json", "--duration", "12"],
+      capturesMonitor: true)
+    defer { tones.signal(SIGKILL) }
+    #expect(tones.waitForOutput("\"start\""))
+    for (plan, text) in [("dtmf", "0#*9"), ("ccir", "12335")] {
+      let send = try server.startMicloop(["send", "--plan", plan, text, "-D", "pipewire:NODE=mic"])
+      #expect(send.wait() == 0, "\(send.result().errorOutput)")
+    }
+    tones.signal(SIGINT)
+    let result = tones.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let events = TonesCommandTests.events(result.output)
+    #expect(TonesCommandTests.symbols(events, plan: "dtmf") == "0#*9", "\(result.output)")
+    #expect(TonesCommandTests.texts(events) == ["12335"], "\(result.output)")
+  }
+
+  /// The round trip through a sink and its monitor: at least micloop's
+  /// capture period, at most its buffering plus two of the graph's quanta.
+  @Test func latencyIsConsistentWithTheBuffering() throws {
+    let server = try PipeWireServer()
+    let result = try server.startMicloop(
+      [
+        "latency", "--playback", "pipewire:NODE=spk", "--capture", "pipewire:NODE=spk",
+        "--period", "256", "--periods", "2", "--json",
+      ], capturesMonitor: true
+    ).result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let roundTrip = try #require(result.lastJSONObject?["round_trip_frames"] as? Int)
+    let buffering = try #require(result.lastJSONObject?["unit_buffer_frames"] as? Int)
+    #expect(buffering == 3 * 256)
+    #expect(
+      roundTrip >= 256 && roundTrip <= buffering + 2 * 1024, "round trip \(roundTrip) frames")
   }
 }
