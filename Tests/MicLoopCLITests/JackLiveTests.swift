@@ -6,15 +6,25 @@ import Testing
 /// suite is serialized and names its servers alone (JACK's registry holds
 /// few names), so no two servers of one name ever run at once.
 @Suite(.serialized) struct JackLiveTests {
+  /// Lets `meter` read 2 s more once sound reaches it (connecting ports
+  /// takes a loaded machine seconds), then stops it for its summary.
+  static func meterOnceSoundArrives(_ meter: SpawnedProcess) -> MicLoopBinary.Result {
+    meter.waitForOutput(timeout: 30) { $0.contains("\"peak_dbfs\":-") }
+    usleep(2_000_000)
+    meter.signal(SIGINT)
+    return meter.result()
+  }
+
   @Test func aToneComesOutOfJackAtTheRequestedLevel() throws {
     let jack = try JackServer()
-    let meter = try jack.startMicloop(["meter", "-D", "jackin", "--duration", "3", "--json"])
+    let meter = try jack.startMicloop(["meter", "-D", "jackin", "--duration", "60", "--json"])
+    defer { meter.signal(SIGKILL) }
     let tone = try jack.startMicloop([
-      "tone", "-f", "1000", "--level-db", "-10", "--duration", "20", "-D", "jackout",
+      "tone", "-f", "1000", "--level-db", "-10", "--duration", "60", "-D", "jackout",
     ])
     defer { tone.signal(SIGKILL) }
     #expect(try jack.connect(from: tone, to: meter))
-    let result = meter.result()
+    let result = Self.meterOnceSoundArrives(meter)
     #expect(result.status == 0, "\(result.errorOutput)")
     let peak = try #require(result.lastJSONObject?["peak_dbfs"] as? Double, "\(result.output)")
     #expect(abs(peak - -10) < 0.05, "peak \(peak) dBFS")
@@ -22,7 +32,8 @@ import Testing
 
   @Test func loopbackOnJackPassesTheMicrophoneAtItsGain() throws {
     let jack = try JackServer()
-    let meter = try jack.startMicloop(["meter", "-D", "jackin", "--duration", "4", "--json"])
+    let meter = try jack.startMicloop(["meter", "-D", "jackin", "--duration", "60", "--json"])
+    defer { meter.signal(SIGKILL) }
     let loop = try jack.startMicloop([
       "loopback", "-D", "jackthrough", "--gain-db", "-6", "--period", "256", "--periods", "2",
       "--duration", "30",
@@ -34,7 +45,7 @@ import Testing
     defer { tone.signal(SIGKILL) }
     #expect(try jack.connect(from: tone, to: loop))
     #expect(try jack.connect(from: loop, to: meter))
-    let result = meter.result()
+    let result = Self.meterOnceSoundArrives(meter)
     #expect(result.status == 0, "\(result.errorOutput)")
     let peak = try #require(result.lastJSONObject?["peak_dbfs"] as? Double, "\(result.output)")
     #expect(abs(peak - -16) < 0.05, "peak \(peak) dBFS")

@@ -84,11 +84,16 @@ final class SpawnedProcess {
   /// seconds pass. Live tests wait for this instead of sleeping a fixed time.
   @discardableResult
   func waitForOutput(_ text: String, timeout: Double = 60) -> Bool {
+    waitForOutput(timeout: timeout) { $0.contains(text) }
+  }
+
+  /// Waits until what the process printed on standard output satisfies
+  /// `isComplete`; false when it exits first or `timeout` seconds pass.
+  @discardableResult
+  func waitForOutput(timeout: Double = 60, _ isComplete: (String) -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
-      if let output = try? String(contentsOfFile: outputPath, encoding: .utf8),
-        output.contains(text)
-      {
+      if let output = try? String(contentsOfFile: outputPath, encoding: .utf8), isComplete(output) {
         return true
       }
       guard isRunning else { return false }
