@@ -65,9 +65,15 @@ extension TonePlan {
       )
     }
     var message = Array(text)
-    if case .dualTone = kind { message = message.map { Character($0.uppercased()) } }
-    if case .sequential = kind { message = message.map { Character($0.uppercased()) } }
-    if case .pager = kind { message = message.map { Character($0.uppercased()) } }
+    switch kind {
+    case .dualTone, .sequential, .pager:
+      // "ŉ" upper-cases to two characters: such a symbol stays as it is (and unknown).
+      message = message.map { symbol in
+        let upper = symbol.uppercased()
+        return upper.count == 1 ? Character(upper) : symbol
+      }
+    case .characterCode, .arbitrary, .subAudible: break
+    }
     var unknown = [Character]()
     var tooHigh = [(Character, Double)]()
     for symbol in message {

@@ -62,6 +62,20 @@ import Testing
     }
   }
 
+  /// Found by the tone-plan fuzzer: "ŉ" upper-cases to two characters,
+  /// which trapped when made one symbol.
+  @Test func aSymbolWhoseCapitalIsTwoLettersIsUnknownNotATrap() {
+    for plan in [TonePlan.dtmf, .ccir1, .named("twotone:1000,1200")!] {
+      do {
+        _ = try plan.schedule(for: "1ŉß", sampleRate: 48_000)
+        Issue.record("\(plan.name) accepted ŉ")
+      } catch {
+        #expect(error.kind == .unknownSymbols, "\(error)")
+        #expect(error.description.contains("'ŉ'"), "\(error)")
+      }
+    }
+  }
+
   @Test func arbitraryPlansParseAndPlansResolveByName() throws {
     let plan = try #require(TonePlan.named("freq:1000,1500.5"))
     #expect(plan.frequencies(of: "2") == [1500.5])
