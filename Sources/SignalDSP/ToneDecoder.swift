@@ -1,22 +1,28 @@
 /// Decodes the tones of one or more plans from a mono stream given in
 /// blocks of any size. Plans that need the same frame length share one
-/// FFT per frame: 20 ms frames every 5 ms for DTMF, 5-tone and `freq:`
-/// (short enough for 33 ms EIA tones, 50 Hz bins resolve DTMF's closest
-/// pair); 80 ms frames every 20 ms for Handshake (its characters are only
-/// 43 Hz apart and its 200 ms tones leave time for the finer bins).
+/// FFT per frame: 20 ms frames every 5 ms for DTMF and `freq:` (50 Hz bins
+/// resolve DTMF's closest pair, short enough for its 40 ms tones); for
+/// 5-tone and two-tone plans 0.45 of the tone's length, 20 to 40 ms (EEA
+/// and EIA 20 ms, ZVEI 31.5 ms, CCIR-1 40 ms); 80 ms frames every 20 ms for
+/// Handshake (its characters are only 43 Hz apart and its 200 ms tones
+/// leave time for the finer bins). Single tones are looked for in the
+/// stream with clicks taken out (`ImpulseBlanker`).
 ///
 /// Owned by one thread (not the audio thread: events allocate strings).
 public final class ToneDecoder {
   private final class Analysis {
     let analyzer: SpectrumAnalyzer
     let hop: Int
+    /// Whether it listens to the stream with clicks taken out.
+    let isBlanked: Bool
     var history: [Float]
     var writeIndex = 0
     var filled = 0
     var untilFrame: Int
     var plans: [PlanDecoder] = []
 
-    init(frameLength: Int, hop: Int, sampleRate: Double) {
+    init(frameLength: Int, hop: Int, sampleRate: Double, isBlanked: Bool) {
+      self.isBlanked = isBlanked
       analyzer = SpectrumAnalyzer(frameLength: frameLength, sampleRate: sampleRate)
       self.hop = hop
       history = [Float](repeating: 0, count: frameLength)
@@ -28,12 +34,19 @@ public final class ToneDecoder {
     var classifier: ToneFrameClassifier
     var tracker: ToneTracker
     var interpreter: ToneInterpreter
+    /// The symbol the last frame found, if any.
+    var lastSymbol: Int? = nil
+    /// The last tone found with the full share, and its level (dBFS).
+    var held: (symbol: Int, level: Double)? = nil
   }
 
   public let plans: [TonePlan]
   public let sampleRate: Double
+  private let settings: ToneDetectionSettings
   private var analyses: [Analysis] = []
   private var subAudible: [CTCSSDetector] = []
+  /// Clicks are taken out before any plan listens.
+  private var blanker: ImpulseBlanker
 
   /// - Throws: when a plan's tones do not fit below half of `sampleRate`.
   public init(
@@ -41,6 +54,8 @@ public final class ToneDecoder {
   ) throws(TonePlanError) {
     self.plans = plans
     self.sampleRate = sampleRate
+    self.settings = settings
+    blanker = ImpulseBlanker(sampleRate: sampleRate)
     for plan in plans {
       try Self.checkRate(plan, sampleRate: sampleRate, settings: settings)
       if case .subAudible(let table) = plan.kind {
@@ -51,14 +66,30 @@ public final class ToneDecoder {
         continue
       }
       let (frameSeconds, hopSeconds) =
-        if case .characterCode = plan.kind { (0.08, 0.02) } else { (0.02, 0.005) }
+        switch plan.kind {
+        case .characterCode: (0.08, 0.02)
+        // Longer tones afford longer frames: finer bins and more of the
+        // tone's energy against a click or the noise in each.
+        case .sequential, .pager: (min(0.04, max(0.02, 0.45 * plan.toneDuration)), 0.005)
+        case .dualTone, .arbitrary, .subAudible: (0.02, 0.005)
+        }
       let frameLength = SpectrumAnalyzer.friendlyLength(
         near: Int((frameSeconds * sampleRate).rounded()))
       let hop = max(1, Int((hopSeconds * sampleRate).rounded()))
+      // Single tones are found in the blanked stream; pairs of tones in
+      // the stream as it came (see `ImpulseBlanker`).
+      let isBlanked: Bool =
+        switch plan.kind {
+        case .sequential, .pager, .arbitrary, .characterCode: true
+        case .dualTone, .subAudible: false
+        }
       let analysis =
-        analyses.first { $0.analyzer.frameLength == frameLength && $0.hop == hop }
+        analyses.first {
+          $0.analyzer.frameLength == frameLength && $0.hop == hop && $0.isBlanked == isBlanked
+        }
         ?? {
-          let created = Analysis(frameLength: frameLength, hop: hop, sampleRate: sampleRate)
+          let created = Analysis(
+            frameLength: frameLength, hop: hop, sampleRate: sampleRate, isBlanked: isBlanked)
           analyses.append(created)
           return created
         }()
@@ -104,12 +135,29 @@ public final class ToneDecoder {
 
   /// Decodes `samples`, calling `emit` for every tone and sequence completed.
   public func process(_ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void) {
-    for analysis in analyses { feed(analysis, samples, emit: emit) }
-    for detector in subAudible { detector.process(samples, emit: emit) }
+    analyse(samples, blanked: false, emit: emit)
+    if hasBlankedAnalyses {
+      blanker.process(samples) { analyse($0, blanked: true, emit: emit) }
+    }
+  }
+
+  private var hasBlankedAnalyses: Bool { analyses.contains { $0.isBlanked } }
+
+  /// Clicks blanked so far, in blocks of `blockLength` samples (about 0.5 ms).
+  public var blankedClicks: Int { blanker.blankedBlocks }
+
+  private func analyse(
+    _ samples: UnsafeBufferPointer<Float>, blanked: Bool, emit: (ToneDecoderEvent) -> Void
+  ) {
+    for analysis in analyses where analysis.isBlanked == blanked {
+      feed(analysis, samples, emit: emit)
+    }
+    if !blanked { for detector in subAudible { detector.process(samples, emit: emit) } }
   }
 
   /// Ends the stream: reports what was still open.
   public func finish(emit: (ToneDecoderEvent) -> Void) {
+    blanker.flush { analyse($0, blanked: true, emit: emit) }
     for detector in subAudible { detector.finish(emit: emit) }
     for analysis in analyses {
       for index in analysis.plans.indices {
@@ -154,14 +202,23 @@ public final class ToneDecoder {
         UnsafeBufferPointer(rebasing: history[..<split]))
     }
     for index in analysis.plans.indices {
-      let tone = analysis.plans[index].classifier.classify(analysis.analyzer)
+      // The tone in progress: found in the last frame, or still the open run.
+      let plan = analysis.plans[index]
+      let holding = plan.held.flatMap {
+        $0.symbol == plan.lastSymbol || $0.symbol == plan.tracker.openSymbol ? $0 : nil
+      }
+      let tone = plan.classifier.classify(analysis.analyzer, holding: holding)
+      analysis.plans[index].lastSymbol = tone?.isWeak == false ? tone?.symbol : nil
+      if let tone, tone.share >= settings.minimumShare {
+        analysis.plans[index].held = (tone.symbol, tone.level)
+      }
       if let run = analysis.plans[index].tracker.add(tone),
         analysis.plans[index].classifier.accepts(run)
       {
         analysis.plans[index].interpreter.take(run, emit: emit)
       }
       let tracker = analysis.plans[index].tracker
-      if !tracker.isRunOpen {
+      if !tracker.isRunOpen && !tracker.isWeakToneRising {
         analysis.plans[index].interpreter.advance(to: tracker.latestCentre, emit: emit)
       }
     }

@@ -97,8 +97,14 @@ public struct ToneDetectionSettings: Sendable {
   public var minimumLevel = -50.0
   /// The share of the band's power the plan's tones must hold in a frame.
   public var minimumShare = 0.6
-  /// The mean share a whole DTMF tone must hold: speech can put two
-  /// harmonics on DTMF frequencies for a frame or two, never this cleanly.
+  /// The share that keeps a tone going once a frame has found it with
+  /// `minimumShare`, while its level stays within 10 dB: clicks and noise
+  /// bursts of a radio channel dent a tone's share for a frame or four
+  /// without ending it.
+  public var holdingShare = 0.35
+  /// The median share of its frames a whole DTMF tone must hold: speech
+  /// can put two harmonics on DTMF frequencies for a frame or two, never
+  /// this cleanly.
   public var minimumRunShare = 0.9
   /// DTMF twist (high group relative to low group) accepted, in dB. The
   /// standard accepts −8 to +4 dB; the 3 dB margin absorbs the level

@@ -15,6 +15,9 @@ struct FrameTone: Equatable {
   /// phase advance from frame to frame measures the frequency far more
   /// finely than the bins do.
   var phasors: ((re: Double, im: Double), (re: Double, im: Double)) = ((0, 0), (0, 0))
+  /// A single tone with at least `holdingShare` but less than the share
+  /// needed here: it may lengthen a run of its symbol, never start one.
+  var isWeak = false
 
   static func == (a: FrameTone, b: FrameTone) -> Bool { a.symbol == b.symbol }
 }
@@ -55,7 +58,9 @@ struct ToneFrameClassifier {
       }
       layout = .dual(low: low, high: high, symbols: symbols)
       search = (low.first! * (1 - 2 * tolerance), high.last! * (1 + 2 * tolerance))
-      band = (100, min(nyquist, max(3400, high.last! * 1.5)))
+      // From 300 Hz, as a telephone or radio voice channel: a CTCSS sub-tone
+      // or hum below it is no part of the signalling band.
+      band = (300, min(nyquist, max(3400, high.last! * 1.5)))
       toleranceHz = []
     case .sequential, .arbitrary, .subAudible, .pager:
       let frequencies: [Double]
@@ -85,7 +90,12 @@ struct ToneFrameClassifier {
   /// The frame's tone for this plan, or `nil` when none qualifies. The
   /// cheap tests (level, frequency) run first; the noise floor only for
   /// frames that pass them.
-  func classify(_ spectrum: SpectrumAnalyzer) -> FrameTone? {
+  /// `holding` is the tone in progress: its symbol is kept at
+  /// `holdingShare` while its level stays within 10 dB of the level given
+  /// (a pause between two presses of one key is never bridged).
+  func classify(_ spectrum: SpectrumAnalyzer, holding: (symbol: Int, level: Double)? = nil)
+    -> FrameTone?
+  {
     switch layout {
     case .dual(let low, let high, let symbols):
       let split = (low.last! + high.first!) / 2
@@ -100,11 +110,19 @@ struct ToneFrameClassifier {
       // One frame's levels are noisy; the run's mean decides the twist.
       let twist = highLevel - lowLevel
       let symbol = symbols[row * high.count + column]
+      let combinedLevel =
+        Decibels.fromAmplitude(
+          (lowPeak.amplitude * lowPeak.amplitude + highPeak.amplitude * highPeak.amplitude)
+            .squareRoot()) ?? -.infinity
+      let required =
+        isHeld(symbol, level: combinedLevel, holding)
+        ? settings.holdingShare : settings.minimumShare
       guard min(lowLevel, highLevel) >= settings.minimumLevel,
         twist >= settings.twist.lowerBound - 4, twist <= settings.twist.upperBound + 4,
         symbol >= 0,
-        let share = tonalShare(lowPeak.lobePower + highPeak.lobePower, lobes: 2, spectrum),
-        share >= settings.minimumShare
+        let share = tonalShare(
+          lowPeak.lobePower + highPeak.lobePower, lobes: 2, spectrum, atLeast: required),
+        share >= required
       else { return nil }
       let combined =
         (lowPeak.amplitude * lowPeak.amplitude + highPeak.amplitude * highPeak.amplitude)
@@ -124,10 +142,18 @@ struct ToneFrameClassifier {
       where abs(frequencies[index] - peak.frequency) < abs(frequencies[best] - peak.frequency) {
         best = index
       }
+      let level = Decibels.fromAmplitude(peak.amplitude) ?? -.infinity
+      let required =
+        isHeld(best, level: level, holding)
+        ? settings.holdingShare : settings.minimumShare
       guard abs(frequencies[best] - peak.frequency) <= 1.8 * toleranceHz[best],
-        let share = tonalShare(peak.lobePower, lobes: 1, spectrum), share >= settings.minimumShare
+        let share = tonalShare(
+          peak.lobePower, lobes: 1, spectrum, atLeast: settings.holdingShare),
+        share >= settings.holdingShare
       else { return nil }
-      return single(best, peak, nominal: frequencies[best], share: share, spectrum)
+      var tone = single(best, peak, nominal: frequencies[best], share: share, spectrum)
+      tone.isWeak = share < required
+      return tone
     case .characterCode(let marker, let base, let step):
       guard let peak = loudEnoughPeak(spectrum) else { return nil }
       let code = ((peak.frequency - base) / step).rounded()
@@ -144,15 +170,22 @@ struct ToneFrameClassifier {
     }
   }
 
+  private func isHeld(_ symbol: Int, level: Double, _ holding: (symbol: Int, level: Double)?)
+    -> Bool
+  {
+    guard let holding, symbol >= 0 else { return false }
+    return symbol == holding.symbol && level >= holding.level - 10
+  }
+
   /// The share of the band's power above the noise floor that `lobePower`
   /// (the main lobes of `lobes` peaks) holds above the same floor: white
   /// noise does not make a tone less of a tone, speech's other harmonics do.
-  private func tonalShare(_ lobePower: Double, lobes: Int, _ spectrum: SpectrumAnalyzer)
-    -> Double?
-  {
+  private func tonalShare(
+    _ lobePower: Double, lobes: Int, _ spectrum: SpectrumAnalyzer, atLeast required: Double = 0.6
+  ) -> Double? {
     let rawPower = spectrum.bandPower(from: band.0, to: band.1)
     // Far too little even before the noise is taken out: skip the estimate.
-    guard rawPower > 0, lobePower / rawPower >= 0.3 else { return nil }
+    guard rawPower > 0, lobePower / rawPower >= 0.5 * required else { return nil }
     let noise = spectrum.noisePower(from: band.0, to: band.1)
     let noisePerBin = noise / Double(spectrum.bin(of: band.1) - spectrum.bin(of: band.0) + 1)
     let tonal = max(0, lobePower - Double(5 * lobes) * noisePerBin)
@@ -196,7 +229,7 @@ struct ToneFrameClassifier {
     case .dual:
       return abs(run.frequencies.0 / nominal.0 - 1) <= settings.frequencyTolerance
         && abs(run.frequencies.1 / nominal.1 - 1) <= settings.frequencyTolerance
-        && settings.twist.contains(run.levels.1 - run.levels.0)
+        && settings.twist.contains(run.twist)
         && run.share >= settings.minimumRunShare
     case .single:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[run.symbol]

@@ -6,6 +6,9 @@ struct ToneInterpreter {
   private let plan: TonePlan
   private let settings: ToneDetectionSettings
   private var pending: [ToneRun] = []
+  /// A run too short to be a tone on its own, kept in case the rest of
+  /// its tone follows.
+  private var fragment: ToneRun?
 
   init(plan: TonePlan, settings: ToneDetectionSettings) {
     self.plan = plan
@@ -35,23 +38,36 @@ struct ToneInterpreter {
       let shortest = settings.minimumDuration ?? 0.031
       if run.duration >= shortest { emit(.tone(decoded(run))) }
     case .sequential, .characterCode, .pager:
-      let shortest = if case .pager = plan.kind { 0.1 } else { 0.5 * plan.toneDuration }
-      guard run.duration >= shortest else { return }
-      if let last = pending.last {
-        if run.start - last.end > maximumGap {
-          close(emit: emit)
-        } else if last.symbol == run.symbol {
-          pending[pending.count - 1].duration = run.end - last.start
-          return
-        }
+      // Noise can cut a tone in two: pieces of one symbol close together
+      // are one tone (a sequence never sends a symbol twice in a row).
+      if let last = pending.last, last.symbol == run.symbol, run.start - last.end <= maximumGap {
+        pending[pending.count - 1].duration = run.end - last.start
+        fragment = nil
+        return
       }
+      var run = run
+      if let piece = fragment, piece.symbol == run.symbol, run.start - piece.end <= maximumGap {
+        run.duration = run.end - piece.start
+        run.start = piece.start
+      }
+      fragment = nil
+      let shortest = if case .pager = plan.kind { 0.1 } else { 0.5 * plan.toneDuration }
+      guard run.duration >= shortest else {
+        fragment = run
+        return
+      }
+      if let last = pending.last, run.start - last.end > maximumGap { close(emit: emit) }
       pending.append(run)
     }
   }
 
   /// Closes a sequence once `time` is past its possible continuation.
   mutating func advance(to time: Double, emit: (ToneDecoderEvent) -> Void) {
-    if let last = pending.last, time - last.end > maximumGap { close(emit: emit) }
+    // A fragment may still be joined by the rest of its tone.
+    guard let last = pending.last, time - max(last.end, fragment?.end ?? 0) > maximumGap else {
+      return
+    }
+    close(emit: emit)
   }
 
   mutating func finish(emit: (ToneDecoderEvent) -> Void) { close(emit: emit) }

@@ -3,23 +3,30 @@
 #endif
 
 /// A stretch of frames holding the same symbol, measured: start and length
-/// from the frames whose level is within 6 dB of the run's loudest (with a
-/// Hann window those are the frames centred inside the tone), frequencies
-/// and levels averaged over the same frames.
+/// from the frames whose level is within 6 dB of the run's reference level
+/// (the level three quarters of its frames stay under; with a Hann window
+/// those are the frames centred inside the tone), frequencies averaged and
+/// share and twist the medians over the same frames, the level from the
+/// frames within 3 dB of the reference.
 struct ToneRun {
   var symbol: Int
   var start: Double
   var duration: Double
   var frequencies: (Double, Double)
   var levels: (Double, Double)
-  /// The tones' mean share of the band's power.
+  /// The tones' median share of the band's power over the run's frames.
   var share: Double
+  /// The median of the frames' twists (second tone over first, dB): a
+  /// codec's overshoot at a tone's onset does not decide it.
+  var twist: Double = 0
   var end: Double { start + duration }
 }
 
 /// Turns per-frame decisions of one plan into runs. A majority vote over
 /// three frames bridges a single missing or stray frame (a noise burst, a
-/// transition) at the cost of one frame of delay. Owned by the decoder.
+/// transition) at the cost of one frame of delay. Weak findings (a single
+/// tone with less than the full share) never start a run, but those just
+/// before a run of their symbol join it. Owned by the decoder.
 struct ToneTracker {
   private let hop: Double
   private let firstCentre: Double
@@ -28,6 +35,12 @@ struct ToneTracker {
   private var runSymbol: Int?
   private var runFirstFrame = 0
   private var runFrames: [FrameTone?] = []
+  /// The last frames' weak findings (`FrameTone.isWeak`), by frame index modulo its size.
+  private var weak = [FrameTone?](repeating: nil, count: 8)
+  /// The last frame of the run closed last.
+  private var lastRunEnd = -1
+  private var shares: [Double] = []
+  private var twists: [Double] = []
 
   /// - Parameters:
   ///   - hop: seconds between frames.
@@ -36,6 +49,8 @@ struct ToneTracker {
     self.hop = hop
     self.firstCentre = firstCentre
     runFrames.reserveCapacity(4_096)
+    shares.reserveCapacity(4_096)
+    twists.reserveCapacity(4_096)
   }
 
   /// Seconds of the centre of frame `index`.
@@ -44,13 +59,26 @@ struct ToneTracker {
   /// Whether a run is open (its tone may still be sounding).
   var isRunOpen: Bool { runSymbol != nil }
 
+  /// The symbol of the open run, if any.
+  var openSymbol: Int? { runSymbol }
+
+  /// Whether the last two frames hold weak findings, which may yet turn
+  /// into a run that starts before them.
+  var isWeakToneRising: Bool {
+    frameIndex >= 0
+      && (weak[frameIndex % weak.count] != nil
+        || (frameIndex >= 1 && weak[(frameIndex - 1) % weak.count] != nil))
+  }
+
   /// Seconds of the centre of the latest decided frame.
   var latestCentre: Double { centre(of: max(0, frameIndex - 1)) }
 
   /// Takes the next frame's decision; returns the run it ended, if any.
   mutating func add(_ tone: FrameTone?) -> ToneRun? {
-    recent = (recent.1, recent.2, tone)
     frameIndex += 1
+    // A weak finding votes for nothing; it may only lengthen a run back.
+    weak[frameIndex % weak.count] = tone?.isWeak == true ? tone : nil
+    recent = (recent.1, recent.2, tone?.isWeak == true ? nil : tone)
     guard frameIndex >= 1 else { return nil }
     // Decide frame `frameIndex - 1` (the middle one) by majority.
     let symbols = (recent.0?.symbol, recent.1?.symbol, recent.2?.symbol)
@@ -77,39 +105,67 @@ struct ToneTracker {
     if let symbol {
       runSymbol = symbol
       runFirstFrame = index
+      // The weak frames of the same tone just before it belong to it (a
+      // tone that rose out of the noise slowly).
+      var first = index
+      while first - 1 > lastRunEnd, index - (first - 1) < weak.count,
+        let before = weak[(first - 1) % weak.count], before.symbol == symbol
+      {
+        first -= 1
+      }
+      for earlier in first..<index { runFrames.append(weak[earlier % weak.count]) }
+      runFirstFrame = first
       runFrames.append(data)
     }
     return ended
   }
 
+  /// The median of `values` (sorted in place): a click that dents a few
+  /// frames of a tone does not make it less of a tone.
+  private static func median(_ values: inout [Double]) -> Double {
+    guard !values.isEmpty else { return 0 }
+    values.sort()
+    let middle = values.count / 2
+    return values.count % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle])
+  }
+
   private mutating func closeRun() -> ToneRun? {
     guard let symbol = runSymbol else { return nil }
+    lastRunEnd = runFirstFrame + runFrames.count - 1
     defer {
       runSymbol = nil
       runFrames.removeAll(keepingCapacity: true)
     }
-    var loudest = -Double.infinity
-    for frame in runFrames { if let frame, frame.level > loudest { loudest = frame.level } }
+    // The reference is the level three quarters of the frames stay under:
+    // the whole tone's level for a clean tone, not a codec's overshoot at
+    // its onset (which would make the steady part look like an edge).
+    shares.removeAll(keepingCapacity: true)
+    for frame in runFrames { if let frame { shares.append(frame.level) } }
+    guard !shares.isEmpty else { return nil }
+    shares.sort()
+    let reference = shares[min(shares.count - 1, (shares.count * 3) / 4)]
     var first = -1
     var last = -1
     var sums = (0.0, 0.0)
-    var shares = 0.0
+    shares.removeAll(keepingCapacity: true)
+    twists.removeAll(keepingCapacity: true)
     var count = 0.0
     for (offset, frame) in runFrames.enumerated() {
-      guard let frame, frame.level >= loudest - 6 else { continue }
+      guard let frame, abs(frame.level - reference) <= 6 else { continue }
       if first < 0 { first = offset }
       last = offset
       sums.0 += frame.frequencies.0
       sums.1 += frame.frequencies.1
-      shares += frame.share
+      shares.append(frame.share)
+      twists.append(frame.levels.1 - frame.levels.0)
       count += 1
     }
-    // Levels from the frames within 3 dB of the loudest (whole tone in the
-    // window), averaged as power.
+    // Levels from the frames within 3 dB of the reference (whole tone in
+    // the window), averaged as power.
     var powers = (0.0, 0.0)
     var loudFrames = 0.0
     for frame in runFrames {
-      guard let frame, frame.level >= loudest - 3 else { continue }
+      guard let frame, abs(frame.level - reference) <= 3 else { continue }
       powers.0 += Decibels.amplitude(2 * frame.levels.0)
       powers.1 += Decibels.amplitude(2 * frame.levels.1)
       loudFrames += 1
@@ -138,6 +194,6 @@ struct ToneTracker {
       levels: (
         Decibels.fromPower(powers.0 / loudFrames) ?? -.infinity,
         Decibels.fromPower(powers.1 / loudFrames) ?? -.infinity
-      ), share: shares / count)
+      ), share: Self.median(&shares), twist: Self.median(&twists))
   }
 }
