@@ -9,7 +9,10 @@ sent over the channels of `channels.py`:
   sub-tone, a third followed by speech; the receiver's volume anywhere from
   -26 to -6 dB; written at 48 kHz (a radio's loudspeaker through a sound
   card) and at 22.05 kHz (an SDR pipeline, `rtl_fm -s 22050`, which keeps
-  the sub-tone). CCIR, ZVEI1 and EEA calls of five digits, and DTMF.
+  the sub-tone). CCIR, ZVEI1 and EEA calls of five digits, DTMF, two-tone
+  pages (four pagers on Quick Call II tones, a quarter of them group calls)
+  and TR-BOS siren signals after a ZVEI call (the signal's name and the
+  call must both be right).
 - Telephone: 8 kHz, 300-3400 Hz and G.711 mu-law or GSM 06.10, DTMF keys at
   -18 to -30 dBFS per tone with -6 to +3 dB twist, the caller speaking
   between groups of keys.
@@ -49,6 +52,9 @@ PHRASES = [
     "and the security code is",
 ]
 MULTIMON = {"ccir": "CCIR", "zvei1": "ZVEI1", "eea": "EEA", "dtmf": "DTMF"}
+# Two-tone pagers on Quick Call II frequencies, one plan per pager.
+PAGERS = [(669.9, 1153.4), (832.5, 1433.4), (1092.4, 1881.0), (1285.8, 2096.9)]
+PAGER_PLANS = ",".join(f"twotone:{a:g},{b:g}" for a, b in PAGERS)
 
 
 def speech_pool(directory):
@@ -73,6 +79,21 @@ def fm_file(plan, cnr, rate, count, seed, pool, directory):
         if plan == "dtmf":
             call = signalling.random_keys(rng)
             audio = signalling.dtmf(call, 48000, rng.uniform(0.25, 0.45), rng.uniform(-3, 2), rng)
+        elif plan == "twotone":
+            a, b = PAGERS[rng.integers(len(PAGERS))]
+            group = rng.random() < 0.25
+            call = f"twotone:{a:g},{b:g}" + (" group" if group else "")
+            amplitude = rng.uniform(0.35, 0.7)
+            audio = (signalling.sine(a, 8.0, 48000, amplitude, rng) if group
+                     else signalling.two_tone(a, b, 48000, amplitude, rng))
+        elif plan == "siren":
+            number = signalling.random_call(rng)
+            name = list(signalling.SIREN)[rng.integers(len(signalling.SIREN))]
+            call = f"{name} after {number}"
+            audio = np.concatenate([
+                signalling.five_tone("zvei1", number, 48000, rng.uniform(0.35, 0.7), rng),
+                np.zeros(int(rng.uniform(0.3, 0.8) * 48000)),
+                signalling.siren(name, 48000, rng.uniform(0.2, 0.35), rng)])
         else:
             call = signalling.random_call(rng)
             audio = signalling.five_tone(plan, call, 48000, rng.uniform(0.35, 0.7), rng)
@@ -118,9 +139,17 @@ def run(command):
 
 def micloop_decode(micloop, plan, path):
     calls, keys = [], []
-    for line in run([micloop, "tones", "--plan", plan, "--input", path, "--json"]).splitlines():
+    plans = PAGER_PLANS if plan == "twotone" else plan
+    # Every decode counts here: repeats are not folded into one (--repeat-window 0).
+    command = [micloop, "tones", "--plan", plans, "--input", path, "--json", "--repeat-window", "0"]
+    for line in run(command).splitlines():
         event = json.loads(line)
-        if event.get("event") == "sequence":
+        if event.get("event") == "page":
+            calls.append(event["plan"] + (" group" if event["group"] else ""))
+        elif event.get("event") == "sequence" and plan == "siren":
+            if event["plan"] == "siren":
+                calls.append(f"{event['text']} after {event.get('call')}")
+        elif event.get("event") == "sequence":
             calls.append(event["text"])
         elif event.get("event") == "tone" and plan == "dtmf":
             keys.append(event["symbol"])
@@ -172,8 +201,11 @@ def evaluate(micloop, count, seed, directory, verbose=False, only=None):
     files = []
     for cnr in (15, 8, 6):
         for rate in (48000, 22050):
-            for index, plan in enumerate(("ccir", "zvei1", "eea", "dtmf")):
-                path, sent = fm_file(plan, cnr, rate, count, seed + 100 * cnr + index, pool, directory)
+            for index, plan in enumerate(("ccir", "zvei1", "eea", "dtmf", "twotone", "siren")):
+                # Pages and siren signals last seconds: half as many.
+                transmissions = count if index < 4 else max(2, count // 2)
+                path, sent = fm_file(plan, cnr, rate, transmissions, seed + 100 * cnr + index, pool,
+                                     directory)
                 files.append((f"FM {cnr} dB CNR, {rate / 1000:g} kHz", plan, path, sent))
     for index, codec in enumerate(("g711", "gsm")):
         path, sent = phone_file(codec, count, seed + 7 + index, pool, directory)
@@ -182,8 +214,9 @@ def evaluate(micloop, count, seed, directory, verbose=False, only=None):
     for channel, plan, path, sent in files:
         if only and only not in os.path.basename(path):
             continue
-        decoders = [("micloop", lambda: micloop_decode(micloop, plan, path)),
-                    ("multimon-ng", lambda: multimon_decode(plan, path))]
+        decoders = [("micloop", lambda: micloop_decode(micloop, plan, path))]
+        if plan in MULTIMON:
+            decoders.append(("multimon-ng", lambda: multimon_decode(plan, path)))
         if plan == "dtmf":
             decoders.append(("spandsp", lambda: spandsp_decode(receiver, path, directory)))
         for name, decode in decoders:

@@ -94,7 +94,7 @@ def decode(micloop, plans, path):
     if out.returncode != 0:
         raise RuntimeError(out.stderr)
     events = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
-    return [e for e in events if e["event"] in ("tone", "sequence")]
+    return [e for e in events if e["event"] in ("tone", "sequence", "page")]
 
 
 def main():
@@ -105,7 +105,7 @@ def main():
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--keep", help="also save the speech file here")
     args = parser.parse_args()
-    plans = ("dtmf,ccir-1,ccir-2,pccir,zvei1,zvei2,zvei3,dzvei,pzvei,eea,eia,handshake,ctcss,"
+    plans = ("dtmf,ccir-1,ccir-2,pccir,zvei1,zvei2,zvei3,dzvei,pzvei,eea,eia,handshake,ctcss,siren,"
              "twotone:1000,1200,twotone:600,1500:1000,3000,twotone:220,440")
     music = chords(args.music_minutes * 60)
     with tempfile.TemporaryDirectory() as directory:

@@ -13,7 +13,8 @@ public enum ToneEventFormat {
         "{\"event\":\"tone\",\"time\":\(JSONLines.time(tone.time)),\"duration\":\(JSONLines.time(tone.duration)),\"plan\":\(JSONLines.quoted(tone.plan)),\"symbol\":\(JSONLines.quoted(String(tone.symbol))),\"frequencies\":[\(frequencies.joined(separator: ","))],\"level_dbfs\":\(DecimalFormatting.json(tone.levels.max(), places: 1)),\"levels_dbfs\":[\(levels.joined(separator: ","))]}"
     case .sequence(let sequence):
       return
-        "{\"event\":\"sequence\",\"time\":\(JSONLines.time(sequence.time)),\"duration\":\(JSONLines.time(sequence.duration)),\"plan\":\(JSONLines.quoted(sequence.plan)),\"text\":\(JSONLines.quoted(sequence.text)),\"symbols\":\(JSONLines.quoted(sequence.symbols))}"
+        "{\"event\":\"sequence\",\"time\":\(JSONLines.time(sequence.time)),\"duration\":\(JSONLines.time(sequence.duration)),\"plan\":\(JSONLines.quoted(sequence.plan)),\"text\":\(JSONLines.quoted(sequence.text)),\"symbols\":\(JSONLines.quoted(sequence.symbols))"
+        + (sequence.call.map { ",\"call\":\(JSONLines.quoted($0))" } ?? "") + "}"
     case .page(let page):
       let frequencies = page.frequencies.map { DecimalFormatting.fixed($0, places: 1) }
       return
@@ -39,6 +40,10 @@ public enum ToneEventFormat {
         + padded(tone.plan, -10) + padded(String(tone.symbol), -3)
         + padded(frequencies, 18) + "  " + padded(level, 6) + " dBFS  "
         + padded(String(Int((tone.duration * 1000).rounded())), 4) + " ms"
+    case .sequence(let sequence) where sequence.plan == TonePlan.siren.name:
+      return padded(DecimalFormatting.fixed(sequence.time, places: 3), 8) + " s  "
+        + padded(sequence.plan, -10) + "SIGNAL \"" + sequence.text + "\""
+        + (sequence.call.map { " after call \"\($0)\"" } ?? "")
     case .sequence(let sequence):
       let raw = sequence.symbols == sequence.text ? "" : "  (sent as \(sequence.symbols))"
       return padded(DecimalFormatting.fixed(sequence.time, places: 3), 8) + " s  "

@@ -154,7 +154,7 @@ final class EventHook {
         "MICLOOP_TIME=\(DecimalFormatting.fixed(sequence.time, places: 3))",
         "MICLOOP_DURATION=\(DecimalFormatting.fixed(sequence.duration, places: 3))",
         "MICLOOP_TEXT=\(sequence.text)", "MICLOOP_SYMBOLS=\(sequence.symbols)",
-      ]
+      ] + (sequence.call.map { ["MICLOOP_CALL=\($0)"] } ?? [])
     case .page(let page):
       return [
         "MICLOOP_EVENT=page", "MICLOOP_PLAN=\(page.plan)",
@@ -174,7 +174,7 @@ final class EventHook {
         "the \(tone.plan) tone \(tone.symbol) at \(DecimalFormatting.fixed(tone.time, places: 3)) s"
     case .sequence(let sequence):
       return
-        "the \(sequence.plan) \(sequence.plan == "handshake" ? "text" : "call") \"\(sequence.text)\" at \(DecimalFormatting.fixed(sequence.time, places: 3)) s"
+        "the \(sequence.plan) \(sequence.plan == "handshake" ? "text" : sequence.plan == "siren" ? "signal" : "call") \"\(sequence.text)\" at \(DecimalFormatting.fixed(sequence.time, places: 3)) s"
     case .page(let page):
       return
         "the \(page.isGroupCall ? "group page" : "page") \(page.plan) at \(DecimalFormatting.fixed(page.time, places: 3)) s"

@@ -47,7 +47,7 @@ struct Send: ParsableCommand {
     if let gapMilliseconds, !(gapMilliseconds >= 0 && gapMilliseconds <= 10_000) {
       throw ValidationError("--gap-ms must be 0 to 10000")
     }
-    let isDualTone = TonePlan.named(plan)?.kind == .dualTone
+    let isDualTone = TonePlan.named(plan)?.soundsTwoTones == true
     let loudest = isDualTone ? -6.03 : 0
     guard levelDecibels.isFinite, levelDecibels <= loudest, levelDecibels >= -120 else {
       throw ValidationError(

@@ -20,7 +20,7 @@ public struct RepeatSuppressor: Sendable {
     callPlans = Set(
       plans.filter {
         switch $0.kind {
-        case .sequential, .characterCode, .pager: return true
+        case .sequential, .characterCode, .pager, .alarm: return true
         case .dualTone, .arbitrary, .subAudible: return false
         }
       }.map(\.name))

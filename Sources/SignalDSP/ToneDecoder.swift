@@ -34,6 +34,8 @@ public final class ToneDecoder {
     var classifier: ToneFrameClassifier
     var tracker: ToneTracker
     var interpreter: ToneInterpreter
+    /// For a siren plan, how long a signal sounds before it is reported.
+    var reportAfter: Double?
     /// The symbol the last frame found, if any.
     var lastSymbol: Int? = nil
     /// The last tone found with the full share, and its level (dBFS).
@@ -52,6 +54,11 @@ public final class ToneDecoder {
   public init(
     plans: [TonePlan], sampleRate: Double, settings: ToneDetectionSettings = ToneDetectionSettings()
   ) throws(TonePlanError) {
+    // A siren signal is addressed by the ZVEI call before it.
+    let plans =
+      plans.contains { if case .alarm = $0.kind { true } else { false } }
+        && !plans.contains(where: \.isZVEI)
+      ? plans + [.zvei1] : plans
     self.plans = plans
     self.sampleRate = sampleRate
     self.settings = settings
@@ -71,6 +78,7 @@ public final class ToneDecoder {
         // Longer tones afford longer frames: finer bins and more of the
         // tone's energy against a click or the noise in each.
         case .sequential, .pager: (min(0.04, max(0.02, 0.45 * plan.toneDuration)), 0.005)
+        case .alarm: (0.04, 0.01)
         case .dualTone, .arbitrary, .subAudible: (0.02, 0.005)
         }
       let frameLength = SpectrumAnalyzer.friendlyLength(
@@ -81,7 +89,7 @@ public final class ToneDecoder {
       let isBlanked: Bool =
         switch plan.kind {
         case .sequential, .pager, .arbitrary, .characterCode: true
-        case .dualTone, .subAudible: false
+        case .dualTone, .subAudible, .alarm: false
         }
       let analysis =
         analyses.first {
@@ -98,7 +106,10 @@ public final class ToneDecoder {
           classifier: ToneFrameClassifier(plan: plan, sampleRate: sampleRate, settings: settings),
           tracker: ToneTracker(
             hop: Double(hop) / sampleRate, firstCentre: Double(frameLength) / 2 / sampleRate),
-          interpreter: ToneInterpreter(plan: plan, settings: settings)))
+          interpreter: ToneInterpreter(plan: plan, settings: settings),
+          reportAfter: {
+            if case .alarm(_, let after) = plan.kind { after } else { nil }
+          }()))
     }
   }
 
@@ -115,7 +126,7 @@ public final class ToneDecoder {
     case .subAudible(let table):
       lowest = table.min() ?? 0
       needed = (table.max() ?? 0) * (1 + settings.frequencyTolerance)
-    case .dualTone, .sequential, .arbitrary, .pager:
+    case .dualTone, .sequential, .arbitrary, .pager, .alarm:
       lowest = plan.symbols.flatMap(\.frequencies).min() ?? 0
       needed = (plan.symbols.flatMap(\.frequencies).max() ?? 0) * (1 + settings.frequencyTolerance)
     }
@@ -135,9 +146,31 @@ public final class ToneDecoder {
 
   /// Decodes `samples`, calling `emit` for every tone and sequence completed.
   public func process(_ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void) {
-    analyse(samples, blanked: false, emit: emit)
-    if hasBlankedAnalyses {
-      blanker.process(samples) { analyse($0, blanked: true, emit: emit) }
+    withoutActuallyEscaping(emit) { emit in
+      let emit = linkingAlarms(emit)
+      analyse(samples, blanked: false, emit: emit)
+      if hasBlankedAnalyses {
+        blanker.process(samples) { analyse($0, blanked: true, emit: emit) }
+      }
+    }
+  }
+
+  /// The last ZVEI call, which a siren signal that follows within 1 s is for.
+  private var lastCall: DecodedSequence?
+
+  /// `emit`, with siren signals given the ZVEI call just before them.
+  private func linkingAlarms(_ emit: @escaping (ToneDecoderEvent) -> Void) -> (ToneDecoderEvent)
+    -> Void
+  {
+    { [unowned self] event in
+      guard case .sequence(var sequence) = event else { return emit(event) }
+      if TonePlan.named(sequence.plan)?.isZVEI == true {
+        lastCall = sequence
+      } else if sequence.plan == TonePlan.siren.name, let call = lastCall {
+        let pause = sequence.time - (call.time + call.duration)
+        if pause >= -0.2 && pause <= 1 { sequence.call = call.text }
+      }
+      emit(.sequence(sequence))
     }
   }
 
@@ -157,16 +190,20 @@ public final class ToneDecoder {
 
   /// Ends the stream: reports what was still open.
   public func finish(emit: (ToneDecoderEvent) -> Void) {
-    blanker.flush { analyse($0, blanked: true, emit: emit) }
-    for detector in subAudible { detector.finish(emit: emit) }
-    for analysis in analyses {
-      for index in analysis.plans.indices {
-        if let run = analysis.plans[index].tracker.finish(),
-          analysis.plans[index].classifier.accepts(run)
-        {
-          analysis.plans[index].interpreter.take(run, emit: emit)
+    withoutActuallyEscaping(emit) { emit in
+      let emit = linkingAlarms(emit)
+      blanker.flush { analyse($0, blanked: true, emit: emit) }
+      for detector in subAudible { detector.finish(emit: emit) }
+      for analysis in analyses {
+        for index in analysis.plans.indices {
+          if let run = analysis.plans[index].tracker.finish(),
+            analysis.plans[index].reportAfter == nil,
+            analysis.plans[index].classifier.accepts(run)
+          {
+            analysis.plans[index].interpreter.take(run, emit: emit)
+          }
+          analysis.plans[index].interpreter.finish(emit: emit)
         }
-        analysis.plans[index].interpreter.finish(emit: emit)
       }
     }
   }
@@ -213,6 +250,14 @@ public final class ToneDecoder {
         analysis.plans[index].held = (tone.symbol, tone.level)
       }
       if let run = analysis.plans[index].tracker.add(tone),
+        analysis.plans[index].reportAfter == nil,
+        analysis.plans[index].classifier.accepts(run)
+      {
+        analysis.plans[index].interpreter.take(run, emit: emit)
+      }
+      // A siren signal is reported while it sounds, once it has lasted long enough.
+      if let after = analysis.plans[index].reportAfter,
+        let run = analysis.plans[index].tracker.runReaching(after),
         analysis.plans[index].classifier.accepts(run)
       {
         analysis.plans[index].interpreter.take(run, emit: emit)

@@ -26,23 +26,31 @@ public struct DecodedTone: Sendable, Equatable {
   }
 }
 
-/// A whole decoded message of a 5-tone or Handshake plan. Pure data.
+/// A whole decoded message of a 5-tone or Handshake plan, or a siren
+/// signal. Pure data.
 public struct DecodedSequence: Sendable, Equatable {
   public var plan: String
   /// Seconds from the start of the stream to the first tone.
   public var time: Double
+  /// Seconds; for a siren signal, how long it had sounded when reported.
   public var duration: Double
-  /// The message, with repeat tones expanded ("12335").
+  /// The message, with repeat tones expanded ("12335"); a siren signal's name.
   public var text: String
   /// The symbols as received ("123E5").
   public var symbols: String
+  /// For a siren signal: the ZVEI call that ended at most 1 s before it.
+  public var call: String?
 
-  public init(plan: String, time: Double, duration: Double, text: String, symbols: String) {
+  public init(
+    plan: String, time: Double, duration: Double, text: String, symbols: String,
+    call: String? = nil
+  ) {
     self.plan = plan
     self.time = time
     self.duration = duration
     self.text = text
     self.symbols = symbols
+    self.call = call
   }
 }
 

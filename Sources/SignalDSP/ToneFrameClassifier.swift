@@ -41,13 +41,21 @@ struct ToneFrameClassifier {
   private let band: (Double, Double)
   private let search: (Double, Double)
   private let toleranceHz: [Double]
+  /// The median share a pair of tones must hold over its run: a siren
+  /// signal held for seconds has proved itself by its length.
+  private let runShare: Double
 
   init(plan: TonePlan, sampleRate: Double, settings: ToneDetectionSettings) {
     self.settings = settings
+    if case .alarm = plan.kind {
+      runShare = min(0.7, settings.minimumRunShare)
+    } else {
+      runShare = settings.minimumRunShare
+    }
     let nyquist = sampleRate / 2
     let tolerance = settings.frequencyTolerance
     switch plan.kind {
-    case .dualTone:
+    case .dualTone, .alarm:
       let low = Array(Set(plan.symbols.map { $0.frequencies[0] })).sorted()
       let high = Array(Set(plan.symbols.map { $0.frequencies[1] })).sorted()
       var symbols = [Int](repeating: -1, count: low.count * high.count)
@@ -236,7 +244,7 @@ struct ToneFrameClassifier {
       return abs(run.frequencies.0 / nominal.0 - 1) <= tolerance
         && abs(run.frequencies.1 / nominal.1 - 1) <= tolerance
         && settings.twist.contains(run.twist)
-        && run.share >= settings.minimumRunShare
+        && run.share >= runShare
     case .single:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[run.symbol]
     case .characterCode:

@@ -20,7 +20,7 @@ struct ToneInterpreter {
     switch plan.kind {
     case .sequential, .characterCode: return 0.5 * plan.toneDuration
     case .pager: return 0.3
-    case .dualTone, .arbitrary, .subAudible: return 0
+    case .dualTone, .arbitrary, .subAudible, .alarm: return 0
     }
   }
 
@@ -34,6 +34,12 @@ struct ToneInterpreter {
 
   mutating func take(_ run: ToneRun, emit: (ToneDecoderEvent) -> Void) {
     switch plan.kind {
+    case .alarm(let names, _):
+      emit(
+        .sequence(
+          DecodedSequence(
+            plan: plan.name, time: run.start, duration: run.duration, text: names[run.symbol],
+            symbols: String(character(run.symbol)))))
     case .dualTone, .arbitrary, .subAudible:
       let shortest = settings.minimumDuration ?? 0.031
       if run.duration >= shortest { emit(.tone(decoded(run))) }
@@ -73,7 +79,7 @@ struct ToneInterpreter {
   mutating func finish(emit: (ToneDecoderEvent) -> Void) { close(emit: emit) }
 
   private func decoded(_ run: ToneRun, duration: Double? = nil) -> DecodedTone {
-    let isDual = run.levels.1.isFinite && plan.kind == .dualTone
+    let isDual = run.levels.1.isFinite && plan.soundsTwoTones
     return DecodedTone(
       plan: plan.name, time: run.start, duration: duration ?? run.duration,
       symbol: character(run.symbol),
@@ -89,7 +95,7 @@ struct ToneInterpreter {
     case .characterCode: closeCharacters(emit: emit)
     case .pager(let aDuration, let bDuration):
       closePages(aDuration: aDuration, bDuration: bDuration, emit: emit)
-    case .dualTone, .arbitrary, .subAudible: return
+    case .dualTone, .arbitrary, .subAudible, .alarm: return
     }
   }
 

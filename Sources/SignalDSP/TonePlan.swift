@@ -20,6 +20,10 @@ public struct TonePlan: Sendable, Equatable {
     /// tone A then tone B for the given seconds; A alone held long is the
     /// group call. Symbols `A` and `B`.
     case pager(aDuration: Double, bDuration: Double)
+    /// Two simultaneous tones held for seconds, each pair a named signal
+    /// (TR-BOS siren control): reported by name once it has lasted
+    /// `reportAfter` seconds, as receivers act on it.
+    case alarm(names: [String], reportAfter: Double)
   }
 
   public let name: String
@@ -43,7 +47,7 @@ public struct TonePlan: Sendable, Equatable {
 
   /// Every plan by name, as `--plan` spells it.
   public static let all: [TonePlan] = [
-    dtmf, ccir1, ccir2, pccir, zvei1, zvei2, zvei3, dzvei, pzvei, eea, eia, handshake, ctcss,
+    dtmf, ccir1, ccir2, pccir, zvei1, zvei2, zvei3, dzvei, pzvei, eea, eia, handshake, ctcss, siren,
   ]
 
   /// Finds a plan by name (case-insensitive; `ccir` is CCIR-1), or parses
@@ -85,6 +89,18 @@ public struct TonePlan: Sendable, Equatable {
       symbols: [("A", [a]), ("B", [b])], toneDuration: aTime / 1000, gapDuration: 0)
   }
 
+  /// Whether a symbol sounds two tones at once (DTMF, siren signals).
+  public var soundsTwoTones: Bool {
+    switch kind {
+    case .dualTone, .alarm: true
+    case .sequential, .characterCode, .arbitrary, .subAudible, .pager: false
+    }
+  }
+
+  /// Whether this is one of the ZVEI 5-tone plans, whose calls a siren
+  /// signal follows.
+  public var isZVEI: Bool { ["zvei1", "zvei2", "zvei3", "dzvei", "pzvei"].contains(name) }
+
   /// The names `--plan` accepts, for help and errors.
   public static var names: String {
     all.map(\.name).joined(separator: ", ") + ", freq:F1,F2,..., twotone:A,B[:A_MS,B_MS]"
@@ -103,6 +119,22 @@ public struct TonePlan: Sendable, Equatable {
       206.5, 210.7, 218.1, 225.7, 229.1, 233.6, 241.8, 250.3, 254.1,
     ]),
     symbols: [], toneDuration: 0, gapDuration: 0)
+
+  /// Siren control of the German BOS radio network (TR-BOS): after a ZVEI
+  /// call, 675 Hz together with a second tone for about 5 s; receivers act
+  /// after about 2 s of it. Symbols F (fire alarm, 1240 Hz), T (siren test,
+  /// 1860 Hz), W (warning, 2280 Hz), C (civil defence alarm, 825 Hz) and
+  /// A (all clear, 1010 Hz).
+  public static let siren = TonePlan(
+    name: "siren",
+    kind: .alarm(
+      names: ["fire alarm", "siren test", "warning", "civil defence alarm", "all clear"],
+      reportAfter: 2),
+    symbols: [
+      ("F", [675, 1240]), ("T", [675, 1860]), ("W", [675, 2280]), ("C", [675, 825]),
+      ("A", [675, 1010]),
+    ],
+    toneDuration: 5, gapDuration: 1)
 
   /// DTMF, ITU-T Q.23 (frequencies) and Q.24 (timing: tones and pauses of
   /// at least 40 ms must be accepted; 70 ms on, 70 ms off is customary).

@@ -66,7 +66,7 @@ extension TonePlan {
     }
     var message = Array(text)
     switch kind {
-    case .dualTone, .sequential, .pager:
+    case .dualTone, .sequential, .pager, .alarm:
       // "ŉ" upper-cases to two characters: such a symbol stays as it is (and unknown).
       message = message.map { symbol in
         let upper = symbol.uppercased()
@@ -111,7 +111,7 @@ extension TonePlan {
             duration: toneDuration ?? (symbol == "A" ? aDuration : bDuration), gap: gapDuration ?? 0
           ))
       }
-    case .dualTone, .arbitrary, .subAudible:
+    case .dualTone, .arbitrary, .subAudible, .alarm:
       for symbol in message {
         segments.append(
           ToneSegment(

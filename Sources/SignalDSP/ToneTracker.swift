@@ -39,6 +39,8 @@ struct ToneTracker {
   private var weak = [FrameTone?](repeating: nil, count: 8)
   /// The last frame of the run closed last.
   private var lastRunEnd = -1
+  /// Whether `runReaching` has reported the open run.
+  private var isOngoingReported = false
   private var shares: [Double] = []
   private var twists: [Double] = []
 
@@ -129,13 +131,29 @@ struct ToneTracker {
     return values.count % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle])
   }
 
+  /// The open run as measured so far, once: when it has just lasted
+  /// `seconds` (a signal acted on before it ends).
+  mutating func runReaching(_ seconds: Double) -> ToneRun? {
+    guard runSymbol != nil, !isOngoingReported, Double(runFrames.count) * hop >= seconds else {
+      return nil
+    }
+    isOngoingReported = true
+    return measureRun()
+  }
+
   private mutating func closeRun() -> ToneRun? {
-    guard let symbol = runSymbol else { return nil }
+    guard runSymbol != nil else { return nil }
     lastRunEnd = runFirstFrame + runFrames.count - 1
     defer {
       runSymbol = nil
+      isOngoingReported = false
       runFrames.removeAll(keepingCapacity: true)
     }
+    return measureRun()
+  }
+
+  private mutating func measureRun() -> ToneRun? {
+    guard let symbol = runSymbol else { return nil }
     // The reference is the level three quarters of the frames stay under:
     // the whole tone's level for a clean tone, not a codec's overshoot at
     // its onset (which would make the steady part look like an edge).
