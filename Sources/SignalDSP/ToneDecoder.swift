@@ -263,7 +263,7 @@ public final class ToneDecoder {
         analysis.plans[index].interpreter.take(run, emit: emit)
       }
       let tracker = analysis.plans[index].tracker
-      if !tracker.isRunOpen && !tracker.isWeakToneRising {
+      if !tracker.isRunOpen && !tracker.isToneRising {
         analysis.plans[index].interpreter.advance(to: tracker.latestCentre, emit: emit)
       }
     }

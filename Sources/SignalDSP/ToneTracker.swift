@@ -36,9 +36,12 @@ struct ToneTracker {
   private var runFirstFrame = 0
   private var runFrames: [FrameTone?] = []
   /// The last frames' weak findings (`FrameTone.isWeak`), by frame index modulo its size.
-  private var weak = [FrameTone?](repeating: nil, count: 8)
+  private var weak = [FrameTone?](repeating: nil, count: 16)
   /// The last frame of the run closed last.
   private var lastRunEnd = -1
+  /// Frames in the latest stretch of weak findings, and frames since the last.
+  private var weakStreak = 0
+  private var framesSinceWeak = 0
   /// Whether `runReaching` has reported the open run.
   private var isOngoingReported = false
   private var shares: [Double] = []
@@ -64,12 +67,12 @@ struct ToneTracker {
   /// The symbol of the open run, if any.
   var openSymbol: Int? { runSymbol }
 
-  /// Whether the last two frames hold weak findings, which may yet turn
-  /// into a run that starts before them.
-  var isWeakToneRising: Bool {
-    frameIndex >= 0
-      && (weak[frameIndex % weak.count] != nil
-        || (frameIndex >= 1 && weak[(frameIndex - 1) % weak.count] != nil))
+  /// Whether a run may be about to start, and start earlier than the
+  /// latest frame: the latest frame found a tone that awaits the next
+  /// frame's vote, or the latest frames hold weak findings (no longer than
+  /// a run can reach back over).
+  var isToneRising: Bool {
+    (runSymbol == nil && recent.2 != nil) || (weakStreak > 0 && weakStreak < weak.count)
   }
 
   /// Seconds of the centre of the latest decided frame.
@@ -80,6 +83,14 @@ struct ToneTracker {
     frameIndex += 1
     // A weak finding votes for nothing; it may only lengthen a run back.
     weak[frameIndex % weak.count] = tone?.isWeak == true ? tone : nil
+    // A weak stretch survives one frame without a finding, as runs do.
+    if tone?.isWeak == true {
+      weakStreak += 1
+      framesSinceWeak = 0
+    } else {
+      framesSinceWeak += 1
+      weakStreak = tone == nil && framesSinceWeak == 1 && weakStreak > 0 ? weakStreak + 1 : 0
+    }
     recent = (recent.1, recent.2, tone?.isWeak == true ? nil : tone)
     guard frameIndex >= 1 else { return nil }
     // Decide frame `frameIndex - 1` (the middle one) by majority.

@@ -168,4 +168,25 @@ import Testing
       "\(result.output)")
     #expect(pages.allSatisfy { $0["group"] as? Bool == false })
   }
+
+  /// A ZVEI call, then the fire-alarm double tone: the siren signal is
+  /// reported by name with its call, in JSON and in text.
+  @Test func sirenSignalsComeWithTheirCall() throws {
+    let call = file("call.wav")
+    let signal = file("signal.wav")
+    #expect(try MicLoopBinary.run(["send", "--plan", "zvei1", "21479", "-o", call]).status == 0)
+    #expect(try MicLoopBinary.run(["send", "--plan", "siren", "F", "-o", signal]).status == 0)
+    let path = file("alarm.wav")
+    try MicLoopBinary.shell(["sox", "-V1", call, signal, path, "pad", "0.5", "0.5"])
+    let result = try MicLoopBinary.run(["tones", "--plan", "siren", "--input", path, "--json"])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let siren = try #require(
+      Self.events(result.output).first { $0["plan"] as? String == "siren" }, "\(result.output)")
+    #expect(siren["event"] as? String == "sequence")
+    #expect(siren["text"] as? String == "fire alarm")
+    #expect(siren["symbols"] as? String == "F")
+    #expect(siren["call"] as? String == "21479")
+    let text = try MicLoopBinary.run(["tones", "--plan", "siren", "--input", path])
+    #expect(text.output.contains("SIGNAL \"fire alarm\" after call \"21479\""), "\(text.output)")
+  }
 }
