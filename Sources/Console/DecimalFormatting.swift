@@ -11,16 +11,27 @@ public enum DecimalFormatting {
     for _ in 0..<places { scale *= 10 }
     let scaled = (abs(value) * scale).rounded()
     guard scaled < 9e15 else { return String(value) }
-    let units = Int64(scaled)
-    let divisor = Int64(scale)
-    let whole = units / divisor
-    var text = (value < 0 && units != 0) ? "-" : ""
-    text += String(whole)
-    if places > 0 {
-      let fraction = String(units % divisor)
-      text += "." + String(repeating: "0", count: places - fraction.count) + fraction
+    let units = UInt64(scaled)
+    let isNegative = value < 0 && units != 0
+    // Digits right to left into a buffer the string is made in.
+    return String(unsafeUninitializedCapacity: 24 + places) { buffer in
+      var rest = units
+      var digits = 0
+      var written = 0
+      func put(_ byte: UInt8) {
+        buffer[written] = byte
+        written += 1
+      }
+      repeat {
+        put(UInt8(ascii: "0") + UInt8(rest % 10))
+        rest /= 10
+        digits += 1
+        if digits == places { put(UInt8(ascii: ".")) }
+      } while rest > 0 || digits <= places
+      if isNegative { put(UInt8(ascii: "-")) }
+      for index in 0..<written / 2 { buffer.swapAt(index, written - 1 - index) }
+      return written
     }
-    return text
   }
 
   /// `value` in JSON: fixed-point, or `null` when absent or not finite.

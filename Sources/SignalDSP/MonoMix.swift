@@ -9,9 +9,23 @@ public enum MonoMix {
     into output: UnsafeMutablePointer<Float>
   ) -> Int {
     var invalid = 0
+    var start = 0
+    if channelCount == 1 {
+      // Eight at a time while all are finite (NaN fails every comparison).
+      let limit = SIMD8<Float>(repeating: .greatestFiniteMagnitude)
+      let raw = UnsafeRawPointer(input)
+      let destination = UnsafeMutableRawPointer(output)
+      while start + 8 <= frameCount {
+        let values = raw.loadUnaligned(fromByteOffset: start * 4, as: SIMD8<Float>.self)
+        let magnitudes = values.replacing(with: -values, where: values .< 0)
+        guard all(magnitudes .<= limit) else { break }
+        destination.storeBytes(of: values, toByteOffset: start * 4, as: SIMD8<Float>.self)
+        start += 8
+      }
+    }
     if channelCount == 1 || channel != nil {
       let offset = channel ?? 0
-      for frame in 0..<frameCount {
+      for frame in start..<frameCount {
         let value = input[frame * channelCount + offset]
         if value.isFinite {
           output[frame] = value

@@ -60,7 +60,7 @@ public final class SpectrumAnalyzer {
     output = fftwf_alloc_complex(frameLength / 2 + 1)!
     power = .allocate(capacity: frameLength / 2 + 1)
     power.initialize(repeating: 0, count: frameLength / 2 + 1)
-    scratch = .allocate(capacity: frameLength / 2 + 1)
+    scratch = .allocate(capacity: 2 * (frameLength / 2 + 1))
     let length = Int32(frameLength)
     nonisolated(unsafe) let input = input
     nonisolated(unsafe) let output = output
@@ -100,20 +100,45 @@ public final class SpectrumAnalyzer {
   /// Windows and transforms one frame given as two contiguous pieces (the
   /// two halves of a ring), `first.count + second.count == frameLength`.
   public func analyze(_ first: UnsafeBufferPointer<Float>, _ second: UnsafeBufferPointer<Float>) {
-    var n = 0
-    for index in 0..<first.count {
-      input[n] = first[index] * window[n]
-      n += 1
-    }
-    for index in 0..<second.count {
-      input[n] = second[index] * window[n]
-      n += 1
-    }
+    if let base = first.baseAddress { windowed(base, count: first.count, at: 0) }
+    if let base = second.baseAddress { windowed(base, count: second.count, at: first.count) }
     fftwf_execute(plan)
-    for bin in 0...(frameLength / 2) {
+    // Four bins at a time: eight floats (re, im, re, im, …) squared in Double.
+    let values = UnsafeRawPointer(output)
+    let bins = frameLength / 2 + 1
+    var bin = 0
+    while bin + 4 <= bins {
+      let pairs = values.loadUnaligned(fromByteOffset: bin * 8, as: SIMD8<Float>.self)
+      let squares = SIMD8<Double>(pairs) * SIMD8<Double>(pairs)
+      UnsafeMutableRawPointer(power + bin).storeBytes(
+        of: squares.evenHalf + squares.oddHalf, as: SIMD4<Double>.self)
+      bin += 4
+    }
+    while bin < bins {
       let re = Double(output[bin].0)
       let im = Double(output[bin].1)
       power[bin] = re * re + im * im
+      bin += 1
+    }
+  }
+
+  /// Copies `count` samples into the transform's input from `offset` on,
+  /// multiplied by the window.
+  private func windowed(_ samples: UnsafePointer<Float>, count: Int, at offset: Int) {
+    let source = UnsafeRawPointer(samples)
+    let weights = UnsafeRawPointer(window + offset)
+    let target = UnsafeMutableRawPointer(input + offset)
+    var index = 0
+    while index + 8 <= count {
+      let product =
+        source.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self)
+        * weights.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self)
+      target.storeBytes(of: product, toByteOffset: index * 4, as: SIMD8<Float>.self)
+      index += 8
+    }
+    while index < count {
+      input[offset + index] = samples[index] * window[offset + index]
+      index += 1
     }
   }
 
@@ -143,32 +168,36 @@ public final class SpectrumAnalyzer {
   /// Hz, estimated from their 30th percentile: a noise bin's power is
   /// exponentially distributed, and tones and harmonics only lift the top.
   public func noisePower(from lower: Double, to upper: Double) -> Double {
-    let low = bin(of: lower)
-    let count = max(low, bin(of: upper)) - low + 1
-    for index in 0..<count { scratch[index] = power[low + index] }
+    noisePower(bins: bin(of: lower), bin(of: upper))
+  }
+
+  /// `noisePower(from:to:)` for the bins from `low` to `high`.
+  public func noisePower(bins low: Int, _ high: Int) -> Double {
+    let count = max(low, high) - low + 1
     let rank = count * 3 / 10
-    // Quickselect: the bin of that rank, in place.
-    var left = 0
-    var right = count - 1
-    while left < right {
-      let pivot = scratch[(left + right) / 2]
-      var i = left
-      var j = right
-      while i <= j {
-        while scratch[i] < pivot { i += 1 }
-        while scratch[j] > pivot { j -= 1 }
-        if i <= j {
-          let swap = scratch[i]
-          scratch[i] = scratch[j]
-          scratch[j] = swap
-          i += 1
-          j -= 1
-        }
-      }
-      if rank <= j { right = j } else if rank >= i { left = i } else { break }
-    }
-    // The 30th percentile of an exponential distribution is 0.357 × its mean.
-    return scratch[rank] / 0.357 * Double(count)
+    let value = RankSelection.value(
+      ofRank: rank, in: power + low, count: count, first: scratch,
+      second: scratch + (frameLength / 2 + 1))
+    return value / 0.357 * Double(count)
+  }
+
+  /// The power in the main lobe (five bins) around the strongest bin from
+  /// `low` to `high`: what `peak` would measure, without refining it.
+  public func strongestLobe(bins low: Int, _ high: Int) -> Double {
+    let last = frameLength / 2
+    let low = max(1, low)
+    var best = low
+    for bin in low...max(low, high) where power[bin] > power[best] { best = bin }
+    var lobe = 0.0
+    for bin in max(0, best - 2)...min(last, best + 2) { lobe += power[bin] }
+    return lobe
+  }
+
+  /// Total power of the bins from `low` to `high`.
+  public func bandPower(bins low: Int, _ high: Int) -> Double {
+    var sum = 0.0
+    for bin in low...max(low, high) { sum += power[bin] }
+    return sum
   }
 
   /// The strongest peak between `lower` and `upper` Hz, its frequency refined

@@ -13,39 +13,72 @@ public final class ToneDecoder {
   private final class Analysis {
     let analyzer: SpectrumAnalyzer
     let hop: Int
-    /// Whether it listens to the stream with clicks taken out.
-    let isBlanked: Bool
-    var history: [Float]
+    /// Which of the decoder's streams it listens to.
+    let stream: Stream
+    /// The last `frameLength + maximumSkip × hop` samples, a ring.
+    let history: UnsafeMutablePointer<Float>
+    let capacity: Int
     var writeIndex = 0
-    var filled = 0
     var untilFrame: Int
     var plans: [PlanDecoder] = []
+    /// Whether the last frame analysed held nothing any plan could use, and
+    /// how many frames since have been put off (see `frameDue`).
+    var isQuiet = false
+    var skipped = 0
 
-    init(frameLength: Int, hop: Int, sampleRate: Double, isBlanked: Bool) {
-      self.isBlanked = isBlanked
+    init(frameLength: Int, hop: Int, sampleRate: Double, stream: Stream) {
+      self.stream = stream
       analyzer = SpectrumAnalyzer(frameLength: frameLength, sampleRate: sampleRate)
       self.hop = hop
-      history = [Float](repeating: 0, count: frameLength)
+      capacity = frameLength + ToneDecoder.maximumSkip * hop
+      history = .allocate(capacity: capacity)
+      history.initialize(repeating: 0, count: capacity)
       untilFrame = frameLength
+    }
+
+    deinit { history.deallocate() }
+
+    /// Analyses the frame that ended `age` samples before the newest one.
+    func analyze(endingBefore age: Int) {
+      let length = analyzer.frameLength
+      let start = (writeIndex - age - length + 2 * capacity) % capacity
+      let first = min(length, capacity - start)
+      analyzer.analyze(
+        UnsafeBufferPointer(start: history + start, count: first),
+        UnsafeBufferPointer(start: history, count: length - first))
     }
   }
 
+  /// One plan's stages, owned by the analysis whose spectra it reads.
   private struct PlanDecoder {
-    var classifier: ToneFrameClassifier
+    let classifier: ToneFrameClassifier
     var tracker: ToneTracker
     var interpreter: ToneInterpreter
     /// For a siren plan, how long a signal sounds before it is reported.
-    var reportAfter: Double?
+    let reportAfter: Double?
     /// The symbol the last frame found, if any.
     var lastSymbol: Int? = nil
     /// The last tone found with the full share, and its level (dBFS).
     var held: (symbol: Int, level: Double)? = nil
+    /// Whether the newest frame was found not quiet for this plan.
+    var isLoud = false
   }
 
   public let plans: [TonePlan]
   public let sampleRate: Double
   private let settings: ToneDetectionSettings
   private var analyses: [Analysis] = []
+
+  /// The streams analyses listen to: the input as it is (Handshake, whose
+  /// tones need the full rate), the signalling stream (the input at
+  /// `signallingRate`), and that stream with clicks taken out.
+  private enum Stream { case full, signalling, blanked }
+  /// Input samples taken at a time, so `decimated` stays small.
+  private static let chunk = 4096
+  private var decimator: FIRDecimator?
+  private var decimated: UnsafeMutablePointer<Float>?
+  /// The rate signalling tones are analysed at.
+  private let signallingRate: Double
   private var subAudible: [CTCSSDetector] = []
   /// Clicks are taken out before any plan listens.
   private var blanker: ImpulseBlanker
@@ -62,7 +95,16 @@ public final class ToneDecoder {
     self.plans = plans
     self.sampleRate = sampleRate
     self.settings = settings
-    blanker = ImpulseBlanker(sampleRate: sampleRate)
+    // Signalling tones lie below a few kHz: they are analysed at the lowest
+    // rate, a whole fraction of the input's, that keeps their band clear.
+    let bandTop = plans.compactMap(Self.bandTop).max() ?? 0
+    let factor = bandTop > 0 ? max(1, Int(sampleRate / (2.4 * bandTop))) : 1
+    if factor > 1 {
+      decimator = FIRDecimator(factor: factor, sampleRate: sampleRate, passBand: bandTop)
+      decimated = .allocate(capacity: Self.chunk / factor + 1)
+    }
+    signallingRate = sampleRate / Double(factor)
+    blanker = ImpulseBlanker(sampleRate: signallingRate)
     for plan in plans {
       try Self.checkRate(plan, sampleRate: sampleRate, settings: settings)
       if case .subAudible(let table) = plan.kind {
@@ -81,31 +123,35 @@ public final class ToneDecoder {
         case .alarm: (0.04, 0.01)
         case .dualTone, .arbitrary, .subAudible: (0.02, 0.005)
         }
-      let frameLength = SpectrumAnalyzer.friendlyLength(
-        near: Int((frameSeconds * sampleRate).rounded()))
-      let hop = max(1, Int((hopSeconds * sampleRate).rounded()))
-      // Single tones are found in the blanked stream; pairs of tones in
-      // the stream as it came (see `ImpulseBlanker`).
-      let isBlanked: Bool =
+      let stream: Stream =
         switch plan.kind {
-        case .sequential, .pager, .arbitrary, .characterCode: true
-        case .dualTone, .subAudible, .alarm: false
+        case .characterCode: .full
+        // Single tones are found in the blanked stream; pairs of tones in
+        // the stream as it came (see `ImpulseBlanker`).
+        case .sequential, .pager, .arbitrary: .blanked
+        case .dualTone, .subAudible, .alarm: .signalling
         }
+      let rate = stream == .full ? sampleRate : signallingRate
+      let lag = stream == .full ? 0 : (decimator?.delay ?? 0)
+      let frameLength = SpectrumAnalyzer.friendlyLength(
+        near: Int((frameSeconds * rate).rounded()))
+      let hop = max(1, Int((hopSeconds * rate).rounded()))
       let analysis =
         analyses.first {
-          $0.analyzer.frameLength == frameLength && $0.hop == hop && $0.isBlanked == isBlanked
+          $0.analyzer.frameLength == frameLength && $0.hop == hop && $0.stream == stream
         }
         ?? {
           let created = Analysis(
-            frameLength: frameLength, hop: hop, sampleRate: sampleRate, isBlanked: isBlanked)
+            frameLength: frameLength, hop: hop, sampleRate: rate, stream: stream)
           analyses.append(created)
           return created
         }()
       analysis.plans.append(
         PlanDecoder(
-          classifier: ToneFrameClassifier(plan: plan, sampleRate: sampleRate, settings: settings),
+          classifier: ToneFrameClassifier(
+            plan: plan, sampleRate: rate, frameLength: frameLength, settings: settings),
           tracker: ToneTracker(
-            hop: Double(hop) / sampleRate, firstCentre: Double(frameLength) / 2 / sampleRate),
+            hop: Double(hop) / rate, firstCentre: Double(frameLength) / 2 / rate - lag),
           interpreter: ToneInterpreter(plan: plan, settings: settings),
           reportAfter: {
             if case .alarm(_, let after) = plan.kind { after } else { nil }
@@ -146,126 +192,198 @@ public final class ToneDecoder {
 
   /// Decodes `samples`, calling `emit` for every tone and sequence completed.
   public func process(_ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void) {
-    withoutActuallyEscaping(emit) { emit in
-      let emit = linkingAlarms(emit)
-      analyse(samples, blanked: false, emit: emit)
-      if hasBlankedAnalyses {
-        blanker.process(samples) { analyse($0, blanked: true, emit: emit) }
+    func linked(_ event: ToneDecoderEvent) { link(event, to: emit) }
+    for analysis in analyses where analysis.stream == .full {
+      feed(analysis, samples, emit: linked)
+    }
+    for detector in subAudible { detector.process(samples, emit: linked) }
+    guard var decimator, let decimated else {
+      return analyseSignalling(samples, emit: linked)
+    }
+    var offset = 0
+    while offset < samples.count {
+      let count = min(Self.chunk, samples.count - offset)
+      let produced = decimator.process(
+        UnsafeBufferPointer(rebasing: samples[offset..<offset + count]), into: decimated)
+      analyseSignalling(UnsafeBufferPointer(start: decimated, count: produced), emit: linked)
+      offset += count
+    }
+    self.decimator = decimator
+  }
+
+  deinit { decimated?.deallocate() }
+
+  /// Gives `samples` of the signalling stream to its analyses, and through
+  /// the blanker to theirs.
+  private func analyseSignalling(
+    _ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void
+  ) {
+    for analysis in analyses where analysis.stream == .signalling {
+      feed(analysis, samples, emit: emit)
+    }
+    if hasBlankedAnalyses {
+      blanker.process(samples) { blanked in
+        for analysis in analyses where analysis.stream == .blanked {
+          feed(analysis, blanked, emit: emit)
+        }
       }
+    }
+  }
+
+  /// The highest frequency a plan's analysis looks at (its band), or `nil`
+  /// for plans analysed at the full rate or on their own.
+  private static func bandTop(_ plan: TonePlan) -> Double? {
+    switch plan.kind {
+    case .characterCode, .subAudible: return nil
+    case .dualTone, .sequential, .arbitrary, .pager, .alarm:
+      let highest = plan.symbols.flatMap(\.frequencies).max() ?? 0
+      return max(3_400, highest * 1.5)
     }
   }
 
   /// The last ZVEI call, which a siren signal that follows within 1 s is for.
   private var lastCall: DecodedSequence?
 
-  /// `emit`, with siren signals given the ZVEI call just before them.
-  private func linkingAlarms(_ emit: @escaping (ToneDecoderEvent) -> Void) -> (ToneDecoderEvent)
-    -> Void
-  {
-    { [unowned self] event in
-      guard case .sequence(var sequence) = event else { return emit(event) }
-      if TonePlan.named(sequence.plan)?.isZVEI == true {
-        lastCall = sequence
-      } else if sequence.plan == TonePlan.siren.name, let call = lastCall {
-        let pause = sequence.time - (call.time + call.duration)
-        if pause >= -0.2 && pause <= 1 { sequence.call = call.text }
-      }
-      emit(.sequence(sequence))
+  /// Gives `event` to `emit`, a siren signal with the ZVEI call just before it.
+  private func link(_ event: ToneDecoderEvent, to emit: (ToneDecoderEvent) -> Void) {
+    guard case .sequence(var sequence) = event else { return emit(event) }
+    if TonePlan.named(sequence.plan)?.isZVEI == true {
+      lastCall = sequence
+    } else if sequence.plan == TonePlan.siren.name, let call = lastCall {
+      let pause = sequence.time - (call.time + call.duration)
+      if pause >= -0.2 && pause <= 1 { sequence.call = call.text }
     }
+    emit(.sequence(sequence))
   }
 
-  private var hasBlankedAnalyses: Bool { analyses.contains { $0.isBlanked } }
+  private var hasBlankedAnalyses: Bool { analyses.contains { $0.stream == .blanked } }
 
   /// Clicks blanked so far, in blocks of `blockLength` samples (about 0.5 ms).
   public var blankedClicks: Int { blanker.blankedBlocks }
 
-  private func analyse(
-    _ samples: UnsafeBufferPointer<Float>, blanked: Bool, emit: (ToneDecoderEvent) -> Void
-  ) {
-    for analysis in analyses where analysis.isBlanked == blanked {
-      feed(analysis, samples, emit: emit)
-    }
-    if !blanked { for detector in subAudible { detector.process(samples, emit: emit) } }
-  }
-
   /// Ends the stream: reports what was still open.
   public func finish(emit: (ToneDecoderEvent) -> Void) {
-    withoutActuallyEscaping(emit) { emit in
-      let emit = linkingAlarms(emit)
-      blanker.flush { analyse($0, blanked: true, emit: emit) }
-      for detector in subAudible { detector.finish(emit: emit) }
-      for analysis in analyses {
-        for index in analysis.plans.indices {
-          if let run = analysis.plans[index].tracker.finish(),
-            analysis.plans[index].reportAfter == nil,
-            analysis.plans[index].classifier.accepts(run)
-          {
-            analysis.plans[index].interpreter.take(run, emit: emit)
-          }
-          analysis.plans[index].interpreter.finish(emit: emit)
+    func linked(_ event: ToneDecoderEvent) { link(event, to: emit) }
+    // The filter's last outputs, then what the blanker still holds.
+    if var decimator, let decimated {
+      let silence = [Float](repeating: 0, count: Int(decimator.delay * sampleRate) * 2 + 1)
+      let produced = silence.withUnsafeBufferPointer { decimator.process($0, into: decimated) }
+      analyseSignalling(UnsafeBufferPointer(start: decimated, count: produced), emit: linked)
+      self.decimator = decimator
+    }
+    blanker.flush { blanked in
+      for analysis in analyses where analysis.stream == .blanked {
+        feed(analysis, blanked, emit: linked)
+      }
+    }
+    for detector in subAudible { detector.finish(emit: linked) }
+    for analysis in analyses {
+      for index in analysis.plans.indices {
+        if let run = analysis.plans[index].tracker.finish(),
+          analysis.plans[index].reportAfter == nil,
+          analysis.plans[index].classifier.accepts(run)
+        {
+          analysis.plans[index].interpreter.take(run, emit: linked)
         }
+        analysis.plans[index].interpreter.finish(emit: linked)
       }
     }
   }
+
+  /// Frames put off at most in a row while nothing is heard (a whole
+  /// frame's length at 5 ms hops).
+  private static let maximumSkip = 3
 
   private func feed(
     _ analysis: Analysis, _ samples: UnsafeBufferPointer<Float>,
     emit: (ToneDecoderEvent) -> Void
   ) {
-    let length = analysis.history.count
+    guard let base = samples.baseAddress else { return }
     var offset = 0
     while offset < samples.count {
-      let chunk = min(samples.count - offset, analysis.untilFrame, length - analysis.writeIndex)
-      analysis.history.withUnsafeMutableBufferPointer { history in
-        for index in 0..<chunk {
-          history[analysis.writeIndex + index] = samples[offset + index]
-        }
-      }
+      let chunk = min(
+        samples.count - offset, analysis.untilFrame, analysis.capacity - analysis.writeIndex)
+      (analysis.history + analysis.writeIndex).update(from: base + offset, count: chunk)
       offset += chunk
-      analysis.writeIndex = (analysis.writeIndex + chunk) % length
+      analysis.writeIndex = (analysis.writeIndex + chunk) % analysis.capacity
       analysis.untilFrame -= chunk
       if analysis.untilFrame == 0 {
         analysis.untilFrame = analysis.hop
-        analyzeFrame(analysis, emit: emit)
+        frameDue(analysis, emit: emit)
       }
     }
   }
 
-  private func analyzeFrame(_ analysis: Analysis, emit: (ToneDecoderEvent) -> Void) {
-    let split = analysis.writeIndex
-    analysis.history.withUnsafeBufferPointer { history in
-      analysis.analyzer.analyze(
-        UnsafeBufferPointer(rebasing: history[split...]),
-        UnsafeBufferPointer(rebasing: history[..<split]))
+  /// The next frame is due. While frames hold nothing any plan could use
+  /// (not even the lobes' raw share a tone needs) and no tone is in
+  /// progress, up to `maximumSkip` frames in a row are put off; the next
+  /// one analysed decides: if it holds something, the ones put off are
+  /// analysed after all, in order, before it; if not, they count as empty.
+  /// A tone long enough to report always fills one analysed frame, so the
+  /// events are those of analysing every frame, for a quarter of the work
+  /// in silence or noise.
+  private func frameDue(_ analysis: Analysis, emit: (ToneDecoderEvent) -> Void) {
+    if analysis.isQuiet && analysis.skipped < Self.maximumSkip {
+      analysis.skipped += 1
+      return
     }
-    for index in analysis.plans.indices {
+    let spectrum = analysis.analyzer
+    analysis.analyze(endingBefore: 0)
+    let skipped = analysis.skipped
+    analysis.skipped = 0
+    // The plans are worked on in place: no copies, no access checks per field.
+    analysis.isQuiet = analysis.plans.withUnsafeMutableBufferPointer { plans in
+      var isQuiet = true
+      for index in plans.indices {
+        plans[index].isLoud = !plans[index].classifier.isQuiet(spectrum)
+        let tracker = plans[index].tracker
+        if plans[index].isLoud || tracker.isRunOpen || tracker.isToneRising { isQuiet = false }
+      }
+      if !isQuiet && skipped > 0 {
+        for age in stride(from: skipped, through: 1, by: -1) {
+          analysis.analyze(endingBefore: age * analysis.hop)
+          for index in plans.indices { track(&plans[index], spectrum, emit: emit) }
+        }
+        analysis.analyze(endingBefore: 0)
+      } else {
+        for _ in 0..<skipped {
+          for index in plans.indices { track(&plans[index], nil, emit: emit) }
+        }
+      }
+      for index in plans.indices {
+        track(&plans[index], spectrum, isLoud: plans[index].isLoud, emit: emit)
+      }
+      return isQuiet
+    }
+  }
+
+  /// One frame for one plan: classified from `spectrum` (or empty without
+  /// one), then followed through the tracker and the interpreter.
+  private func track(
+    _ plan: inout PlanDecoder, _ spectrum: SpectrumAnalyzer?, isLoud: Bool = false,
+    emit: (ToneDecoderEvent) -> Void
+  ) {
+    var tone: FrameTone?
+    if let spectrum {
       // The tone in progress: found in the last frame, or still the open run.
-      let plan = analysis.plans[index]
       let holding = plan.held.flatMap {
         $0.symbol == plan.lastSymbol || $0.symbol == plan.tracker.openSymbol ? $0 : nil
       }
-      let tone = plan.classifier.classify(analysis.analyzer, holding: holding)
-      analysis.plans[index].lastSymbol = tone?.isWeak == false ? tone?.symbol : nil
-      if let tone, tone.share >= settings.minimumShare {
-        analysis.plans[index].held = (tone.symbol, tone.level)
-      }
-      if let run = analysis.plans[index].tracker.add(tone),
-        analysis.plans[index].reportAfter == nil,
-        analysis.plans[index].classifier.accepts(run)
-      {
-        analysis.plans[index].interpreter.take(run, emit: emit)
-      }
-      // A siren signal is reported while it sounds, once it has lasted long enough.
-      if let after = analysis.plans[index].reportAfter,
-        let run = analysis.plans[index].tracker.runReaching(after),
-        analysis.plans[index].classifier.accepts(run)
-      {
-        analysis.plans[index].interpreter.take(run, emit: emit)
-      }
-      let tracker = analysis.plans[index].tracker
-      if !tracker.isRunOpen && !tracker.isToneRising {
-        analysis.plans[index].interpreter.advance(to: tracker.latestCentre, emit: emit)
-      }
+      tone = plan.classifier.classify(spectrum, holding: holding, isLoud: isLoud)
+    }
+    plan.lastSymbol = tone?.isWeak == false ? tone?.symbol : nil
+    if let tone, tone.share >= settings.minimumShare { plan.held = (tone.symbol, tone.level) }
+    if let run = plan.tracker.add(tone), plan.reportAfter == nil, plan.classifier.accepts(run) {
+      plan.interpreter.take(run, emit: emit)
+    }
+    // A siren signal is reported while it sounds, once it has lasted long enough.
+    if let after = plan.reportAfter, let run = plan.tracker.runReaching(after),
+      plan.classifier.accepts(run)
+    {
+      plan.interpreter.take(run, emit: emit)
+    }
+    if !plan.tracker.isRunOpen && !plan.tracker.isToneRising {
+      plan.interpreter.advance(to: plan.tracker.latestCentre, emit: emit)
     }
   }
 }

@@ -41,11 +41,41 @@ struct ToneFrameClassifier {
   private let band: (Double, Double)
   private let search: (Double, Double)
   private let toleranceHz: [Double]
+  /// The band's, the search range's and the groups' split bins, for the
+  /// frame length the decoder analyses (made for another on demand).
+  private let binsFor: Bins
+
+  private struct Bins {
+    var width: Double = 0
+    var band = (0, 0)
+    var search = (0, 0)
+    var split = 0
+
+    init(_ classifier: ToneFrameClassifier, _ spectrum: SpectrumAnalyzer) {
+      self.init(
+        layout: classifier.layout, band: classifier.band, search: classifier.search,
+        width: spectrum.binWidth, lastBin: spectrum.frameLength / 2)
+    }
+
+    init(
+      layout: Layout, band: (Double, Double), search: (Double, Double), width: Double,
+      lastBin: Int
+    ) {
+      func bin(_ frequency: Double) -> Int {
+        min(lastBin, max(0, Int((frequency / width).rounded())))
+      }
+      self.width = width
+      self.band = (bin(band.0), bin(band.1))
+      self.search = (bin(search.0), bin(search.1))
+      if case .dual(let low, let high, _) = layout { split = bin((low.last! + high.first!) / 2) }
+    }
+  }
   /// The median share a pair of tones must hold over its run: a siren
   /// signal held for seconds has proved itself by its length.
   private let runShare: Double
 
-  init(plan: TonePlan, sampleRate: Double, settings: ToneDetectionSettings) {
+  /// - Parameter frameLength: samples per frame of the spectra it will be given.
+  init(plan: TonePlan, sampleRate: Double, frameLength: Int, settings: ToneDetectionSettings) {
     self.settings = settings
     if case .alarm = plan.kind {
       runShare = min(0.7, settings.minimumRunShare)
@@ -93,6 +123,9 @@ struct ToneFrameClassifier {
       band = (marker - 1_000, nyquist)
       toleranceHz = [0.4 * step]
     }
+    binsFor = Bins(
+      layout: layout, band: band, search: search, width: sampleRate / Double(frameLength),
+      lastBin: frameLength / 2)
   }
 
   /// The frame's tone for this plan, or `nil` when none qualifies. The
@@ -101,9 +134,14 @@ struct ToneFrameClassifier {
   /// `holding` is the tone in progress: its symbol is kept at
   /// `holdingShare` while its level stays within 10 dB of the level given
   /// (a pause between two presses of one key is never bridged).
-  func classify(_ spectrum: SpectrumAnalyzer, holding: (symbol: Int, level: Double)? = nil)
-    -> FrameTone?
-  {
+  /// `isLoud` says the frame has already been found not quiet (see `isQuiet`).
+  func classify(
+    _ spectrum: SpectrumAnalyzer, holding: (symbol: Int, level: Double)? = nil,
+    isLoud: Bool = false
+  ) -> FrameTone? {
+    // Most frames hold no tone: rule them out by the lobes' raw share of
+    // the band, before any logarithm, refinement or noise estimate.
+    guard isLoud || !isQuiet(spectrum, holding: holding != nil) else { return nil }
     switch layout {
     case .dual(let low, let high, let symbols):
       let split = (low.last! + high.first!) / 2
@@ -178,6 +216,35 @@ struct ToneFrameClassifier {
     }
   }
 
+  /// Whether the frame cannot hold this plan's tones: their strongest main
+  /// lobes hold less than half the share any finding needs (one held, or a
+  /// weak single tone, needs `holdingShare`) of the band's raw power. The
+  /// decoder puts off frames while they are all quiet.
+  func isQuiet(_ spectrum: SpectrumAnalyzer, holding: Bool = false) -> Bool {
+    let bins = bins(for: spectrum)
+    let bandPower = spectrum.bandPower(bins: bins.band.0, bins.band.1)
+    guard bandPower > 0 else { return true }
+    let isLenient: Bool =
+      switch layout {
+      case .single: true
+      case .dual, .characterCode: holding
+      }
+    let least =
+      0.5 * (isLenient ? min(settings.holdingShare, settings.minimumShare) : settings.minimumShare)
+      * bandPower
+    switch layout {
+    case .dual:
+      return spectrum.strongestLobe(bins: bins.search.0, bins.split)
+        + spectrum.strongestLobe(bins: bins.split, bins.search.1) < least
+    case .single, .characterCode:
+      return spectrum.strongestLobe(bins: bins.search.0, bins.search.1) < least
+    }
+  }
+
+  private func bins(for spectrum: SpectrumAnalyzer) -> Bins {
+    spectrum.binWidth == binsFor.width ? binsFor : Bins(self, spectrum)
+  }
+
   private func isHeld(_ symbol: Int, level: Double, _ holding: (symbol: Int, level: Double)?)
     -> Bool
   {
@@ -191,11 +258,12 @@ struct ToneFrameClassifier {
   private func tonalShare(
     _ lobePower: Double, lobes: Int, _ spectrum: SpectrumAnalyzer, atLeast required: Double = 0.6
   ) -> Double? {
-    let rawPower = spectrum.bandPower(from: band.0, to: band.1)
+    let (low, high) = bins(for: spectrum).band
+    let rawPower = spectrum.bandPower(bins: low, high)
     // Far too little even before the noise is taken out: skip the estimate.
     guard rawPower > 0, lobePower / rawPower >= 0.5 * required else { return nil }
-    let noise = spectrum.noisePower(from: band.0, to: band.1)
-    let noisePerBin = noise / Double(spectrum.bin(of: band.1) - spectrum.bin(of: band.0) + 1)
+    let noise = spectrum.noisePower(bins: low, high)
+    let noisePerBin = noise / Double(max(low, high) - low + 1)
     let tonal = max(0, lobePower - Double(5 * lobes) * noisePerBin)
     return tonal / max(rawPower - noise, rawPower * 1e-3)
   }

@@ -1,0 +1,132 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Lowers a stream's sample rate by a whole factor through a linear-phase
+/// low-pass: a Kaiser-windowed sinc designed for a pass band and a stop
+/// band, computed only at the output samples (polyphase in effect).
+///
+/// Everything up to `passBand` Hz keeps its level (ripple under 0.01 dB);
+/// everything that would fold back into it is at least 60 dB down. The
+/// output lags the input by `delay` seconds. Owned by one thread; nothing
+/// allocates after `init`.
+public struct FIRDecimator {
+  public let factor: Int
+  public let outputRate: Double
+  /// The filter's group delay, in seconds of the input.
+  public let delay: Double
+  private let taps: [Float]
+  /// Inputs not yet done with (from the next output's window on), then
+  /// room for a block.
+  private var history: [Float]
+  private var held: Int
+  /// Where in `history` the next output's window starts.
+  private var phase = 0
+
+  /// - Parameters:
+  ///   - factor: input samples per output sample.
+  ///   - passBand: the highest frequency kept unchanged, in Hz; below half
+  ///     the output rate.
+  public init(factor: Int, sampleRate: Double, passBand: Double) {
+    precondition(factor >= 1)
+    self.factor = factor
+    outputRate = sampleRate / Double(factor)
+    // What lies above `outputRate - passBand` folds to above `passBand`.
+    let stopBand = outputRate - passBand
+    let transition = 2 * Double.pi * (stopBand - passBand) / sampleRate
+    let attenuation = 60.0
+    let beta = 0.1102 * (attenuation - 8.7)
+    let count = max(7, Int(((attenuation - 8) / (2.285 * transition)).rounded(.up)) | 1)
+    let cutoff = (passBand + stopBand) / 2 / sampleRate
+    let middle = Double(count - 1) / 2
+    var coefficients = (0..<count).map { n -> Double in
+      let x = Double(n) - middle
+      let sinc = x == 0 ? 2 * cutoff : sin(2 * Double.pi * cutoff * x) / (Double.pi * x)
+      let ratio = x / middle
+      return sinc * Self.besselI0(beta * (1 - ratio * ratio).squareRoot()) / Self.besselI0(beta)
+    }
+    let sum = coefficients.reduce(0, +)
+    coefficients = coefficients.map { $0 / sum }
+    // Zeros to a whole number of eight: the dot product runs in vectors only.
+    taps = coefficients.map(Float.init) + [Float](repeating: 0, count: (8 - count % 8) % 8)
+    delay = middle / sampleRate
+    history = [Float](repeating: 0, count: taps.count - 1 + 8192)
+    held = taps.count - 1
+  }
+
+  /// The most outputs one call can give for `inputCount` samples.
+  public func maximumOutputCount(forInput inputCount: Int) -> Int { inputCount / factor + 1 }
+
+  /// Filters and decimates `input` into `output`; returns the outputs written.
+  public mutating func process(
+    _ input: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>
+  ) -> Int {
+    var produced = 0
+    var offset = 0
+    let length = taps.count
+    while offset < input.count {
+      let chunk = min(input.count - offset, history.count - held)
+      history.withUnsafeMutableBufferPointer { history in
+        let samples = history.baseAddress!
+        (samples + held).update(from: input.baseAddress! + offset, count: chunk)
+        taps.withUnsafeBufferPointer { taps in
+          // Output n uses history[n ..< n + length]; each is one dot
+          // product, two at a time sharing each load of the taps.
+          var start = phase
+          while start + factor + length <= held + chunk {
+            let pair = Self.dots(taps, samples + start, samples + start + factor)
+            output[produced] = pair.0
+            output[produced + 1] = pair.1
+            produced += 2
+            start += 2 * factor
+          }
+          if start + length <= held + chunk {
+            output[produced] = Self.dots(taps, samples + start, samples + start).0
+            produced += 1
+            start += factor
+          }
+          // Keep the inputs from the next output's window on.
+          let end = held + chunk
+          let first = min(start, end)
+          samples.update(from: samples + first, count: end - first)
+          phase = start - first
+          held = end - first
+        }
+      }
+      offset += chunk
+    }
+    return produced
+  }
+
+  /// The filter's outputs for the windows of `taps.count` samples at
+  /// `first` and at `second`.
+  @inline(__always)
+  private static func dots(
+    _ taps: UnsafeBufferPointer<Float>, _ first: UnsafePointer<Float>,
+    _ second: UnsafePointer<Float>
+  ) -> (Float, Float) {
+    var sums = (SIMD8<Float>(repeating: 0), SIMD8<Float>(repeating: 0))
+    let tapBytes = UnsafeRawPointer(taps.baseAddress!)
+    let firstBytes = UnsafeRawPointer(first)
+    let secondBytes = UnsafeRawPointer(second)
+    for offset in stride(from: 0, to: taps.count &* 4, by: 32) {
+      let tap = tapBytes.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+      sums.0 += tap * firstBytes.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+      sums.1 += tap * secondBytes.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+    }
+    return (sums.0.sum(), sums.1.sum())
+  }
+
+  /// The modified Bessel function of the first kind, order 0 (its series).
+  private static func besselI0(_ x: Double) -> Double {
+    var sum = 1.0
+    var term = 1.0
+    var k = 1.0
+    while term > 1e-12 * sum {
+      term *= (x / (2 * k)) * (x / (2 * k))
+      sum += term
+      k += 1
+    }
+    return sum
+  }
+}
