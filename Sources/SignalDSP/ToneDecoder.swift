@@ -373,8 +373,12 @@ public final class ToneDecoder {
     }
     plan.lastSymbol = tone?.isWeak == false ? tone?.symbol : nil
     if let tone, tone.share >= settings.minimumShare { plan.held = (tone.symbol, tone.level) }
-    if let run = plan.tracker.add(tone), plan.reportAfter == nil, plan.classifier.accepts(run) {
-      plan.interpreter.take(run, emit: emit)
+    if let run = plan.tracker.add(tone) {
+      if plan.reportAfter != nil {
+        plan.interpreter.ended(run)
+      } else if plan.classifier.accepts(run) {
+        plan.interpreter.take(run, emit: emit)
+      }
     }
     // A siren signal is reported while it sounds, once it has lasted long enough.
     if let after = plan.reportAfter, let run = plan.tracker.runReaching(after),

@@ -35,11 +35,22 @@ struct ToneInterpreter {
   mutating func take(_ run: ToneRun, emit: (ToneDecoderEvent) -> Void) {
     switch plan.kind {
     case .alarm(let names, _):
+      var signal = run
+      if let piece = alarmPiece, piece.run.symbol == run.symbol,
+        run.start - piece.run.end <= Self.alarmGap
+      {
+        // The rest of a signal a burst of noise cut: reported already, or
+        // reported from where it began.
+        if piece.reported { return }
+        signal.start = piece.run.start
+        signal.duration = run.end - piece.run.start
+      }
+      isOpenRunReported = true
       emit(
         .sequence(
           DecodedSequence(
-            plan: plan.name, time: run.start, duration: run.duration, text: names[run.symbol],
-            symbols: String(character(run.symbol)))))
+            plan: plan.name, time: signal.start, duration: signal.duration,
+            text: names[run.symbol], symbols: String(character(run.symbol)))))
     case .dualTone, .arbitrary, .subAudible:
       let shortest = settings.minimumDuration ?? 0.031
       if run.duration >= shortest { emit(.tone(decoded(run))) }
@@ -62,8 +73,48 @@ struct ToneInterpreter {
         fragment = run
         return
       }
-      if let last = pending.last, run.start - last.end > maximumGap { close(emit: emit) }
+      if let last = pending.last, run.start - last.end > maximumGap || !isSameSource(run) {
+        close(emit: emit)
+      }
       pending.append(run)
+    }
+  }
+
+  /// Whether `run` can belong to the 5-tone sequence pending: one encoder
+  /// sends all its tones at one level, so a tone 12 dB weaker or stronger
+  /// than every tone before it (a squelch tail's whistle after a call, a
+  /// stray tone in the noise before one) starts a sequence of its own.
+  private func isSameSource(_ run: ToneRun) -> Bool {
+    guard case .sequential = plan.kind, !pending.isEmpty else { return true }
+    var loudest = -Double.infinity
+    var softest = Double.infinity
+    for tone in pending {
+      loudest = max(loudest, tone.levels.0)
+      softest = min(softest, tone.levels.0)
+    }
+    return run.levels.0 >= loudest - 12 && run.levels.0 <= softest + 12
+  }
+
+  /// The longest break inside one siren signal, in seconds.
+  private static let alarmGap = 0.5
+  /// The last run of an alarm plan that ended (pieces of one signal
+  /// joined), and whether the signal it belongs to was reported.
+  private var alarmPiece: (run: ToneRun, reported: Bool)?
+  private var isOpenRunReported = false
+
+  /// Alarm plans: a run has ended (reported while it sounded, if it grew
+  /// long enough). Kept so that the next piece of the same signal is
+  /// reported from the signal's start, or not again.
+  mutating func ended(_ run: ToneRun) {
+    defer { isOpenRunReported = false }
+    if let piece = alarmPiece, piece.run.symbol == run.symbol,
+      run.start - piece.run.end <= Self.alarmGap
+    {
+      var joined = piece.run
+      joined.duration = run.end - piece.run.start
+      alarmPiece = (joined, piece.reported || isOpenRunReported)
+    } else {
+      alarmPiece = (run, isOpenRunReported)
     }
   }
 

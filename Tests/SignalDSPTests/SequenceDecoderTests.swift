@@ -56,6 +56,30 @@ import Testing
     for tone in events.tones { #expect(abs(tone.duration - 0.1) < 0.015, "\(tone)") }
   }
 
+  /// A squelch tail's whistle right after a call, 20 dB below it, is no
+  /// sixth digit: one encoder sends a call's tones at one level.
+  @Test func aMuchWeakerToneRightAfterACallIsNotPartOfIt() throws {
+    var signal = TestSignal(sampleRate: 8_000, seed: 5)
+    signal.silence(0.5)
+    for segment in try TonePlan.eea.schedule(for: "36245", sampleRate: 8_000) {
+      signal.tone(segment.frequencies, amplitudes: [0.3], duration: segment.duration)
+    }
+    let whistle = try #require(TonePlan.eea.symbols.first { $0.symbol == "F" })
+    signal.tone(whistle.frequencies, amplitudes: [0.03], duration: 0.04)
+    signal.silence(0.5)
+    let weak = try signal.decode([.eea])
+    #expect(weak.sequences.map(\.text) == ["36245"], "\(weak.sequences)")
+    // At the call's level the same tone is its sixth digit.
+    var loud = TestSignal(sampleRate: 8_000, seed: 5)
+    loud.silence(0.5)
+    for segment in try TonePlan.eea.schedule(for: "36245", sampleRate: 8_000) {
+      loud.tone(segment.frequencies, amplitudes: [0.3], duration: segment.duration)
+    }
+    loud.tone(whistle.frequencies, amplitudes: [0.3], duration: 0.04)
+    loud.silence(0.5)
+    #expect(try loud.decode([.eea]).sequences.map(\.text) == ["36245F"])
+  }
+
   @Test func tonesOfTheWrongLengthOrTooFewMakeNoCall() throws {
     // CCIR-1 tones at 40 ms are EEA's length, not CCIR-1's 100 ms.
     let short = try Self.signal(.ccir1, calls: ["12345"], stretch: 0.4).decode([.ccir1])

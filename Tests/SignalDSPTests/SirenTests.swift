@@ -42,6 +42,30 @@ import Testing
     #expect(events.sequences.contains { $0.plan == "zvei1" && $0.text == "12345" })
   }
 
+  /// A noise burst that cuts the double tone 0.4 s after it began (a
+  /// fade on the radio link): one signal, from its true start, still tied
+  /// to the call.
+  @Test func aSignalCutByABreakIsOneSignalFromItsStart() throws {
+    var audio = TestSignal(sampleRate: 8_000)
+    audio.silence(0.5)
+    for segment in try TonePlan.zvei1.schedule(for: "12345", sampleRate: 8_000) {
+      audio.tone(segment.frequencies, amplitudes: [0.3], duration: segment.duration)
+    }
+    audio.silence(0.5)
+    let tones = try #require(TonePlan.siren.frequencies(of: "F"))
+    audio.tone(tones, amplitudes: [0.2, 0.2], duration: 0.4)
+    audio.silence(0.15)
+    audio.tone(tones, amplitudes: [0.2, 0.2], duration: 4.5)
+    audio.silence(1)
+    audio.addNoise(snr: 20, relativeTo: 0.2)
+    let sirens = try audio.decode([.siren]).sequences.filter { $0.plan == "siren" }
+    #expect(sirens.count == 1, "\(sirens)")
+    let siren = try #require(sirens.first)
+    #expect(siren.text == "fire alarm")
+    #expect(siren.call == "12345")
+    #expect(abs(siren.time - (0.5 + 0.35 + 0.5)) < 0.05, "\(siren.time)")
+  }
+
   @Test func aSignalLongAfterTheCallIsForNoCall() throws {
     let events = try Self.alarm(pause: 3, signal: "W").decode([.siren, .zvei1])
     let siren = try #require(events.sequences.first { $0.plan == "siren" })
