@@ -70,13 +70,19 @@ class JackServer:
     def round_trips(self, micloop):
         """(micloop latency frames, jack_iodelay frames): micloop's output
         port wired to its own input, and jack_iodelay's likewise."""
-        probe = subprocess.Popen([micloop, "latency", "-D", "jackself", "--period", str(self.period),
-                                  "--periods", "2", "--json"], env=self.env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, text=True)
-        self.connect(f"micloop.P.{probe.pid}.", f"micloop.C.{probe.pid}.")
-        out, _ = probe.communicate(timeout=30)
-        ours = next((json.loads(line)["round_trip_frames"] for line in out.splitlines()
-                     if line.startswith("{")), None)
+        ours = None
+        # A probe whose ports were wired after its chirps went out finds
+        # nothing: try again (it happened once in a run after a long loop).
+        for _ in range(3):
+            probe = subprocess.Popen([micloop, "latency", "-D", "jackself", "--period", str(self.period),
+                                      "--periods", "2", "--json"], env=self.env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+            self.connect(f"micloop.P.{probe.pid}.", f"micloop.C.{probe.pid}.")
+            out, _ = probe.communicate(timeout=30)
+            ours = next((json.loads(line)["round_trip_frames"] for line in out.splitlines()
+                         if line.startswith("{")), None)
+            if ours is not None:
+                break
         log = os.path.join(self.dir, "iodelay.txt")
         with open(log, "w") as f:
             iodelay = subprocess.Popen(["stdbuf", "-oL", "jack_iodelay"], env=self.env, stdout=f,
