@@ -83,7 +83,7 @@ import Testing
     let noise = try signal("noise.wav", ["synth", "3", "whitenoise", "vol", "0.3"])
     let recording = directory.appendingPathComponent("recording.wav").path
     let loop = try jack.startMicloop([
-      "loopback", "-D", "jackthrough", "--period", "1024", "--periods", "4", "--record", recording,
+      "loopback", "-D", "jackthrough", "--period", "256", "--periods", "2", "--record", recording,
       "--duration", "7",
     ])
     defer { loop.signal(SIGKILL) }
