@@ -27,7 +27,7 @@ enum RankSelection {
       } else {
         if lower == 0 {
           // Nothing below the pivot, the least value: set its copies apart.
-          lower = split(source, count, into: target, atMost: pivot)
+          lower = split(source, count, into: target, below: pivot, orEqual: true)
           if rank < lower { return pivot }
         }
         offset = lower
@@ -40,41 +40,27 @@ enum RankSelection {
     return count == 1 || rank == 0 ? min(source[0], source[count - 1]) : max(source[0], source[1])
   }
 
-  /// Puts the values below `pivot` first in `target`, the rest after;
-  /// returns how many are below.
+  /// Puts the values below `pivot` (or, `orEqual`, at most `pivot`) first
+  /// in `target`, the rest after; returns how many went first.
+  @inline(__always)
   private static func split(
     _ source: UnsafePointer<Double>, _ count: Int, into target: UnsafeMutablePointer<Double>,
-    below pivot: Double
+    below pivot: Double, orEqual: Bool = false
   ) -> Int {
     var lower = 0
     var upper = count
     for index in 0..<count {
       let value = source[index]
-      // For non-negative doubles the bit patterns order as the values:
-      // the sign bit of their difference is `value < pivot`.
-      let isBelow = Int((value.bitPattern &- pivot.bitPattern) >> 63)
+      // For non-negative doubles the bit patterns order as the values: the
+      // sign bit of their difference is the comparison.
+      let isFirst =
+        orEqual
+        ? 1 &- Int((pivot.bitPattern &- value.bitPattern) >> 63)
+        : Int((value.bitPattern &- pivot.bitPattern) >> 63)
       target[lower] = value
       target[upper - 1] = value
-      lower &+= isBelow
-      upper &-= 1 &- isBelow
-    }
-    return lower
-  }
-
-  /// `split(_:_:into:below:)` for the values at most `pivot`.
-  private static func split(
-    _ source: UnsafePointer<Double>, _ count: Int, into target: UnsafeMutablePointer<Double>,
-    atMost pivot: Double
-  ) -> Int {
-    var lower = 0
-    var upper = count
-    for index in 0..<count {
-      let value = source[index]
-      let isAtMost = 1 &- Int((pivot.bitPattern &- value.bitPattern) >> 63)
-      target[lower] = value
-      target[upper - 1] = value
-      lower &+= isAtMost
-      upper &-= 1 &- isAtMost
+      lower &+= isFirst
+      upper &-= 1 &- isFirst
     }
     return lower
   }

@@ -159,9 +159,7 @@ public final class SpectrumAnalyzer {
 
   /// Total power of the bins from `lower` to `upper` Hz.
   public func bandPower(from lower: Double, to upper: Double) -> Double {
-    var sum = 0.0
-    for bin in bin(of: lower)...max(bin(of: lower), bin(of: upper)) { sum += power[bin] }
-    return sum
+    bandPower(bins: bin(of: lower), bin(of: upper))
   }
 
   /// The power of the broadband noise in the bins from `lower` to `upper`
@@ -184,12 +182,16 @@ public final class SpectrumAnalyzer {
   /// The power in the main lobe (five bins) around the strongest bin from
   /// `low` to `high`: what `peak` would measure, without refining it.
   public func strongestLobe(bins low: Int, _ high: Int) -> Double {
-    let last = frameLength / 2
     let low = max(1, low)
     var best = low
     for bin in low...max(low, high) where power[bin] > power[best] { best = bin }
+    return lobe(around: best)
+  }
+
+  /// The power in the main lobe (five bins) centred on `bin`.
+  private func lobe(around bin: Int) -> Double {
     var lobe = 0.0
-    for bin in max(0, best - 2)...min(last, best + 2) { lobe += power[bin] }
+    for index in max(0, bin - 2)...min(frameLength / 2, bin + 2) { lobe += power[index] }
     return lobe
   }
 
@@ -221,8 +223,7 @@ public final class SpectrumAnalyzer {
       let curvature = a - 2 * b + c
       if curvature < 0 { offset = max(-0.5, min(0.5, 0.5 * (a - c) / curvature)) }
     }
-    var lobe = 0.0
-    for bin in max(0, best - 2)...min(last, best + 2) { lobe += power[bin] }
+    let lobe = lobe(around: best)
     return SpectralPeak(
       frequency: (Double(best) + offset) * binWidth,
       amplitude: (lobe * amplitudeScale).squareRoot(), lobePower: lobe)

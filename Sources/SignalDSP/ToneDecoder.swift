@@ -101,7 +101,7 @@ public final class ToneDecoder {
     let factor = bandTop > 0 ? max(1, Int(sampleRate / (2.4 * bandTop))) : 1
     if factor > 1 {
       decimator = FIRDecimator(factor: factor, sampleRate: sampleRate, passBand: bandTop)
-      decimated = .allocate(capacity: Self.chunk / factor + 1)
+      decimated = .allocate(capacity: decimator!.maximumOutputCount(forInput: Self.chunk))
     }
     signallingRate = sampleRate / Double(factor)
     blanker = ImpulseBlanker(sampleRate: signallingRate)
@@ -193,9 +193,7 @@ public final class ToneDecoder {
   /// Decodes `samples`, calling `emit` for every tone and sequence completed.
   public func process(_ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void) {
     func linked(_ event: ToneDecoderEvent) { link(event, to: emit) }
-    for analysis in analyses where analysis.stream == .full {
-      feed(analysis, samples, emit: linked)
-    }
+    feed(.full, samples, emit: linked)
     for detector in subAudible { detector.process(samples, emit: linked) }
     guard var decimator, let decimated else {
       return analyseSignalling(samples, emit: linked)
@@ -218,16 +216,8 @@ public final class ToneDecoder {
   private func analyseSignalling(
     _ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void
   ) {
-    for analysis in analyses where analysis.stream == .signalling {
-      feed(analysis, samples, emit: emit)
-    }
-    if hasBlankedAnalyses {
-      blanker.process(samples) { blanked in
-        for analysis in analyses where analysis.stream == .blanked {
-          feed(analysis, blanked, emit: emit)
-        }
-      }
-    }
+    feed(.signalling, samples, emit: emit)
+    if hasBlankedAnalyses { blanker.process(samples) { feed(.blanked, $0, emit: emit) } }
   }
 
   /// The highest frequency a plan's analysis looks at (its band), or `nil`
@@ -271,11 +261,7 @@ public final class ToneDecoder {
       analyseSignalling(UnsafeBufferPointer(start: decimated, count: produced), emit: linked)
       self.decimator = decimator
     }
-    blanker.flush { blanked in
-      for analysis in analyses where analysis.stream == .blanked {
-        feed(analysis, blanked, emit: linked)
-      }
-    }
+    blanker.flush { feed(.blanked, $0, emit: linked) }
     for detector in subAudible { detector.finish(emit: linked) }
     for analysis in analyses {
       for index in analysis.plans.indices {
@@ -293,6 +279,13 @@ public final class ToneDecoder {
   /// Frames put off at most in a row while nothing is heard (a whole
   /// frame's length at 5 ms hops).
   private static let maximumSkip = 3
+
+  /// Gives `samples` to every analysis of `stream`.
+  private func feed(
+    _ stream: Stream, _ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void
+  ) {
+    for analysis in analyses where analysis.stream == stream { feed(analysis, samples, emit: emit) }
+  }
 
   private func feed(
     _ analysis: Analysis, _ samples: UnsafeBufferPointer<Float>,

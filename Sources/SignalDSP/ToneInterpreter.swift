@@ -36,9 +36,7 @@ struct ToneInterpreter {
     switch plan.kind {
     case .alarm(let names, _):
       var signal = run
-      if let piece = alarmPiece, piece.run.symbol == run.symbol,
-        run.start - piece.run.end <= Self.alarmGap
-      {
+      if let piece = alarmPiece(continuedBy: run) {
         // The rest of a signal a burst of noise cut: reported already, or
         // reported from where it began.
         if piece.reported { return }
@@ -102,14 +100,20 @@ struct ToneInterpreter {
   private var alarmPiece: (run: ToneRun, reported: Bool)?
   private var isOpenRunReported = false
 
+  /// The last alarm piece, if `run` is more of the same signal.
+  private func alarmPiece(continuedBy run: ToneRun) -> (run: ToneRun, reported: Bool)? {
+    guard let piece = alarmPiece, piece.run.symbol == run.symbol,
+      run.start - piece.run.end <= Self.alarmGap
+    else { return nil }
+    return piece
+  }
+
   /// Alarm plans: a run has ended (reported while it sounded, if it grew
   /// long enough). Kept so that the next piece of the same signal is
   /// reported from the signal's start, or not again.
   mutating func ended(_ run: ToneRun) {
     defer { isOpenRunReported = false }
-    if let piece = alarmPiece, piece.run.symbol == run.symbol,
-      run.start - piece.run.end <= Self.alarmGap
-    {
+    if let piece = alarmPiece(continuedBy: run) {
       var joined = piece.run
       joined.duration = run.end - piece.run.start
       alarmPiece = (joined, piece.reported || isOpenRunReported)
