@@ -94,14 +94,8 @@ public final class ALSADevicePair: DuplexBackend {
     }
     if let playback {
       // Pre-fill playback with silence: a linked start with an empty playback
-      // buffer would starve it without reporting an xrun. One period is left
-      // free when there are three or more: plugins that model the buffer as a
-      // ring over a server's queue (pulse) cannot show a whole buffer consumed
-      // at once, since their pointer wraps to where it was.
-      let frames =
-        playback.periodCount >= 3
-        ? playback.bufferFrames - playback.periodFrames : playback.bufferFrames
-      let written = playback.write(silence, frames: frames)
+      // buffer would starve it without reporting an xrun.
+      let written = playback.write(silence, frames: prefillFrames(playback))
       if written < 0 { return ioResult(written) }
     }
     startTime = MonotonicClock.now()
@@ -114,6 +108,42 @@ public final class ALSADevicePair: DuplexBackend {
     }
     return .ready
   }
+
+  /// The silence queued before playback starts. One period is left free
+  /// when there are three or more: plugins that model the buffer as a ring
+  /// over a server's queue (pulse) cannot show a whole buffer consumed at
+  /// once, since their pointer wraps to where it was.
+  private func prefillFrames(_ playback: PCMDevice) -> Int {
+    playback.periodCount >= 3
+      ? playback.bufferFrames - playback.periodFrames : playback.bufferFrames
+  }
+
+  /// Unlinked streams restart playback alone: dropping capture as well
+  /// would throw away what it holds (a recording would lose it). The
+  /// silence queued is less what capture holds already, so the loop's
+  /// latency stays what it was at start.
+  public func restartPlayback() -> IOResult {
+    guard let playback, let capture, !isLinked else {
+      let recovered = recover()
+      return recovered == .ready ? start() : recovered
+    }
+    if playback.state != SND_PCM_STATE_XRUN { _ = playback.drop() }
+    var result = playback.prepare()
+    if result == -ESTRPIPE { result = playback.resume() }
+    if result < 0 { return .failed(-result) }
+    let waiting = max(0, capture.avail())
+    let frames = max(playback.periodFrames, prefillFrames(playback) - waiting)
+    let written = playback.write(silence, frames: frames)
+    if written < 0 { return ioResult(written) }
+    if !playback.isRunning {
+      result = playback.start()
+      if result < 0 { return ioResult(Int(result)) }
+    }
+    return .ready
+  }
+
+  /// Frames captured and not yet read, or 0 without capture (audio thread).
+  public var inputFramesWaiting: Int { max(0, capture?.avail() ?? 0) }
 
   public func waitForPeriod() -> IOResult {
     var result = IOResult.ready

@@ -16,6 +16,9 @@ public protocol DuplexBackend: AnyObject {
   func write(_ source: UnsafeRawPointer, frames: Int) -> IOResult
   /// Stops both streams and prepares them for `start` after an xrun.
   func recover() -> IOResult
+  /// Restarts playback alone after it underran, leaving capture running so
+  /// that nothing it captured is lost: `.ready` or `.failed`.
+  func restartPlayback() -> IOResult
   /// Monotonic host time (ns) of the period just captured or written.
   func hostTime() -> UInt64
   /// Frames queued for playback ahead of the speaker.
@@ -31,4 +34,12 @@ public protocol DuplexBackend: AnyObject {
   /// Describes a failure the loop met (`IOResult.failed`) in library words
   /// (control thread, after the loop).
   func error(code: Int32, during operation: LoopOperation) -> DuplexError
+}
+
+extension DuplexBackend {
+  /// Backends whose streams cannot restart apart restart both.
+  public func restartPlayback() -> IOResult {
+    let recovered = recover()
+    return recovered == .ready ? start() : recovered
+  }
 }

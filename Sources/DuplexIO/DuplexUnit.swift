@@ -249,8 +249,9 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       state.flags.insert(flag)
       // A period already given to the client keeps its place in time.
       if state.isInputDelivered { state.sampleTime += Int64(period) }
-      var recovered = backend.recover()
-      if recovered == .ready { recovered = backend.start() }
+      // An underrun is the speaker's alone: what capture holds is kept.
+      var recovered = flag == .outputUnderrun ? backend.restartPlayback() : backend.recover()
+      if flag != .outputUnderrun && recovered == .ready { recovered = backend.start() }
       if case .failed(let code) = recovered {
         fail(code, .restart)
         return .end

@@ -11,7 +11,8 @@ import Synchronization
 /// modulo 1024, divided by 1024 (or a given signal, repeated), in any
 /// `SampleFormat`; a playback clock
 /// that may run fast or slow by some parts per million; and faults to
-/// inject (overrun, underrun, device loss). The audio-thread side never
+/// inject (overrun, underrun, device loss); restarting capture after an
+/// overrun loses the period it held, as on a real device. The audio-thread side never
 /// allocates. `advance`, `inject` and the counters may be used from any
 /// thread.
 public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
@@ -44,6 +45,8 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
   public let completedPeriods = Atomic<Int>(0)
   /// Times the streams were started (1 + restarts after xruns).
   public let starts = Atomic<Int>(0)
+  /// Times playback alone was restarted after an underrun.
+  public let playbackRestarts = Atomic<Int>(0)
   /// Frames the device has captured so far.
   public let capturedFrames = Atomic<Int>(0)
   /// Frames written for playback so far.
@@ -196,7 +199,19 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
     if isLast { completedPeriods.add(1, ordering: .releasing) }
   }
 
-  public func recover() -> IOResult { .ready }
+  /// Restarting capture loses the period it held, as a real device's
+  /// buffer is dropped: the next read starts a period later in the signal.
+  public func recover() -> IOResult {
+    if configuration.isInputEnabled { capturedFrames.add(periodFrames, ordering: .relaxed) }
+    return .ready
+  }
+
+  /// Playback restarts alone; capture runs on and loses nothing.
+  public func restartPlayback() -> IOResult {
+    playbackRestarts.add(1, ordering: .relaxed)
+    return .ready
+  }
+
   public func hostTime() -> UInt64 { MonotonicClock.now() }
 
   /// The pre-fill plus what was written minus what the playback clock

@@ -165,6 +165,29 @@ func duplexConfiguration(channels: Int = 1) -> DuplexConfiguration {
     #expect(client.inputTimes == [0, 32, 64])
   }
 
+  /// An underrun restarts playback alone: capture runs on, so a recording
+  /// loses nothing to the speaker's xrun (restarting both dropped what
+  /// capture held).
+  @Test func anUnderrunLosesNoCapturedSample() throws {
+    let device = SimulatedDevicePair(periodFrames: 32)
+    let client = RecordingClient()
+    let unit = DuplexUnit(configuration: duplexConfiguration(), backend: device, client: client)
+    try unit.initialize()
+    try unit.start()
+    device.advance(periods: 2)
+    #expect(device.waitUntilCompleted(2))
+    device.inject(.underrun)
+    device.advance(periods: 3)
+    #expect(device.waitUntilCompleted(5))
+    unit.stop()
+    #expect(unit.statistics.underruns.load(ordering: .relaxed) == 1)
+    #expect(device.playbackRestarts.load(ordering: .relaxed) == 1)
+    #expect(device.starts.load(ordering: .relaxed) == 1)
+    let ramp = (0..<5).map { SimulatedDevicePair.capturedSample($0 * 32) }
+    #expect(client.firstSamples == ramp)
+    #expect(client.inputTimes == [0, 32, 64, 96, 128])
+  }
+
   @Test func lostDeviceEndsTheLoopAndTheOwnerHearsWhyOffTheAudioThread() throws {
     let device = SimulatedDevicePair(periodFrames: 32)
     let client = RecordingClient()
