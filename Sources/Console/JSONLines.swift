@@ -51,6 +51,12 @@ public enum JSONLines {
 
   /// A JSON string literal with the characters JSON requires escaped.
   public static func quoted(_ text: String) -> String {
+    // Plan names and symbols need no escapes: copied as they are.
+    if !text.utf8.contains(where: {
+      $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\")
+    }) {
+      return "\"" + text + "\""
+    }
     var result = "\""
     for scalar in text.unicodeScalars {
       switch scalar {

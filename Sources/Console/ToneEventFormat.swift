@@ -7,10 +7,30 @@ public enum ToneEventFormat {
   public static func json(_ event: ToneDecoderEvent) -> String {
     switch event {
     case .tone(let tone):
-      let frequencies = tone.frequencies.map { DecimalFormatting.fixed($0, places: 1) }
-      let levels = tone.levels.map { DecimalFormatting.json($0, places: 1) }
-      return
-        "{\"event\":\"tone\",\"time\":\(JSONLines.time(tone.time)),\"duration\":\(JSONLines.time(tone.duration)),\"plan\":\(JSONLines.quoted(tone.plan)),\"symbol\":\(JSONLines.quoted(String(tone.symbol))),\"frequencies\":[\(frequencies.joined(separator: ","))],\"level_dbfs\":\(DecimalFormatting.json(tone.levels.max(), places: 1)),\"levels_dbfs\":[\(levels.joined(separator: ","))]}"
+      // Built piece by piece into one buffer: a long decode prints thousands.
+      var line = "{\"event\":\"tone\",\"time\":"
+      line.reserveCapacity(192)
+      line += JSONLines.time(tone.time)
+      line += ",\"duration\":"
+      line += JSONLines.time(tone.duration)
+      line += ",\"plan\":"
+      line += JSONLines.quoted(tone.plan)
+      line += ",\"symbol\":"
+      line += JSONLines.quoted(String(tone.symbol))
+      line += ",\"frequencies\":["
+      for (index, frequency) in tone.frequencies.enumerated() {
+        if index > 0 { line += "," }
+        line += DecimalFormatting.fixed(frequency, places: 1)
+      }
+      line += "],\"level_dbfs\":"
+      line += DecimalFormatting.json(tone.levels.max(), places: 1)
+      line += ",\"levels_dbfs\":["
+      for (index, level) in tone.levels.enumerated() {
+        if index > 0 { line += "," }
+        line += DecimalFormatting.json(level, places: 1)
+      }
+      line += "]}"
+      return line
     case .sequence(let sequence):
       return
         "{\"event\":\"sequence\",\"time\":\(JSONLines.time(sequence.time)),\"duration\":\(JSONLines.time(sequence.duration)),\"plan\":\(JSONLines.quoted(sequence.plan)),\"text\":\(JSONLines.quoted(sequence.text)),\"symbols\":\(JSONLines.quoted(sequence.symbols))"

@@ -9,23 +9,22 @@ public enum MonoMix {
     into output: UnsafeMutablePointer<Float>
   ) -> Int {
     var invalid = 0
-    var start = 0
     if channelCount == 1 {
-      // Eight at a time while all are finite (NaN fails every comparison).
-      let limit = SIMD8<Float>(repeating: .greatestFiniteMagnitude)
-      let raw = UnsafeRawPointer(input)
-      let destination = UnsafeMutableRawPointer(output)
-      while start + 8 <= frameCount {
-        let values = raw.loadUnaligned(fromByteOffset: start * 4, as: SIMD8<Float>.self)
-        let magnitudes = values.replacing(with: -values, where: values .< 0)
-        guard all(magnitudes .<= limit) else { break }
-        destination.storeBytes(of: values, toByteOffset: start * 4, as: SIMD8<Float>.self)
-        start += 8
+      // A plain copy while all are finite (a non-finite float has every
+      // exponent bit set): one pass the compiler vectorises, then the
+      // careful loop below only for a block that holds one.
+      // Adding one to an all-ones exponent carries into the sign bit.
+      var carries: UInt32 = 0
+      for index in 0..<frameCount {
+        let value = input[index]
+        output[index] = value
+        carries |= (value.bitPattern & 0x7f80_0000) &+ 0x0080_0000
       }
+      if carries & 0x8000_0000 == 0 { return 0 }
     }
     if channelCount == 1 || channel != nil {
       let offset = channel ?? 0
-      for frame in start..<frameCount {
+      for frame in 0..<frameCount {
         let value = input[frame * channelCount + offset]
         if value.isFinite {
           output[frame] = value

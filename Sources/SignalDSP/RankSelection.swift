@@ -48,7 +48,8 @@ enum RankSelection {
     below pivot: Double, orEqual: Bool = false
   ) -> Int {
     var lower = 0
-    var upper = count
+    // The next free place from the end, moving down (no overflow checks).
+    var top = target + (count &- 1)
     for index in 0..<count {
       let value = source[index]
       // For non-negative doubles the bit patterns order as the values: the
@@ -58,9 +59,9 @@ enum RankSelection {
         ? 1 &- Int((pivot.bitPattern &- value.bitPattern) >> 63)
         : Int((value.bitPattern &- pivot.bitPattern) >> 63)
       target[lower] = value
-      target[upper - 1] = value
+      top.pointee = value
       lower &+= isFirst
-      upper &-= 1 &- isFirst
+      top -= 1 &- isFirst
     }
     return lower
   }

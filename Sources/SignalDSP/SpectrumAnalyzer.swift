@@ -103,43 +103,21 @@ public final class SpectrumAnalyzer {
     if let base = first.baseAddress { windowed(base, count: first.count, at: 0) }
     if let base = second.baseAddress { windowed(base, count: second.count, at: first.count) }
     fftwf_execute(plan)
-    // Four bins at a time: eight floats (re, im, re, im, …) squared in Double.
-    let values = UnsafeRawPointer(output)
-    let bins = frameLength / 2 + 1
-    var bin = 0
-    while bin + 4 <= bins {
-      let pairs = values.loadUnaligned(fromByteOffset: bin * 8, as: SIMD8<Float>.self)
-      let squares = SIMD8<Double>(pairs) * SIMD8<Double>(pairs)
-      UnsafeMutableRawPointer(power + bin).storeBytes(
-        of: squares.evenHalf + squares.oddHalf, as: SIMD4<Double>.self)
-      bin += 4
-    }
-    while bin < bins {
-      let re = Double(output[bin].0)
-      let im = Double(output[bin].1)
+    // Plain loops over plain pointers: the compiler vectorises them.
+    let values = UnsafeRawPointer(output).assumingMemoryBound(to: Float.self)
+    for bin in 0..<frameLength / 2 + 1 {
+      let re = Double(values[2 * bin])
+      let im = Double(values[2 * bin + 1])
       power[bin] = re * re + im * im
-      bin += 1
     }
   }
 
   /// Copies `count` samples into the transform's input from `offset` on,
   /// multiplied by the window.
   private func windowed(_ samples: UnsafePointer<Float>, count: Int, at offset: Int) {
-    let source = UnsafeRawPointer(samples)
-    let weights = UnsafeRawPointer(window + offset)
-    let target = UnsafeMutableRawPointer(input + offset)
-    var index = 0
-    while index + 8 <= count {
-      let product =
-        source.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self)
-        * weights.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self)
-      target.storeBytes(of: product, toByteOffset: index * 4, as: SIMD8<Float>.self)
-      index += 8
-    }
-    while index < count {
-      input[offset + index] = samples[index] * window[offset + index]
-      index += 1
-    }
+    let weights = window + offset
+    let target = input + offset
+    for index in 0..<count { target[index] = samples[index] * weights[index] }
   }
 
   /// The complex value of `bin` in the last frame analysed.
@@ -190,6 +168,9 @@ public final class SpectrumAnalyzer {
 
   /// The power in the main lobe (five bins) centred on `bin`.
   private func lobe(around bin: Int) -> Double {
+    if bin >= 2 && bin <= frameLength / 2 - 2 {
+      return power[bin - 2] + power[bin - 1] + power[bin] + power[bin + 1] + power[bin + 2]
+    }
     var lobe = 0.0
     for index in max(0, bin - 2)...min(frameLength / 2, bin + 2) { lobe += power[index] }
     return lobe
@@ -206,9 +187,14 @@ public final class SpectrumAnalyzer {
   /// by a parabola through the log powers of the peak bin and its two
   /// neighbours; `nil` when the band is silent.
   public func peak(from lower: Double, to upper: Double) -> SpectralPeak? {
+    peak(bins: bin(of: lower), bin(of: upper))
+  }
+
+  /// `peak(from:to:)` for the bins from `low` to `high`.
+  public func peak(bins low: Int, _ high: Int) -> SpectralPeak? {
     let last = frameLength / 2
-    let low = max(1, bin(of: lower))
-    let high = max(low, bin(of: upper))
+    let low = max(1, low)
+    let high = max(low, high)
     var best = low
     for bin in low...high where power[bin] > power[best] { best = bin }
     guard power[best] > 0 else { return nil }

@@ -353,7 +353,7 @@ public final class ToneDecoder {
   /// One frame for one plan: classified from `spectrum` (or empty without
   /// one), then followed through the tracker and the interpreter.
   private func track(
-    _ plan: inout PlanDecoder, _ spectrum: SpectrumAnalyzer?, isLoud: Bool = false,
+    _ plan: inout PlanDecoder, _ spectrum: SpectrumAnalyzer?, isLoud: Bool? = nil,
     emit: (ToneDecoderEvent) -> Void
   ) {
     var tone: FrameTone?

@@ -134,20 +134,26 @@ struct ToneFrameClassifier {
   /// `holding` is the tone in progress: its symbol is kept at
   /// `holdingShare` while its level stays within 10 dB of the level given
   /// (a pause between two presses of one key is never bridged).
-  /// `isLoud` says the frame has already been found not quiet (see `isQuiet`).
+  /// `isLoud` is what `isQuiet(spectrum)` (not holding) already said of
+  /// the frame, negated, or `nil` when it was not asked.
   func classify(
     _ spectrum: SpectrumAnalyzer, holding: (symbol: Int, level: Double)? = nil,
-    isLoud: Bool = false
+    isLoud: Bool? = nil
   ) -> FrameTone? {
     // Most frames hold no tone: rule them out by the lobes' raw share of
     // the band, before any logarithm, refinement or noise estimate.
-    guard isLoud || !isQuiet(spectrum, holding: holding != nil) else { return nil }
+    switch isLoud {
+    case true?: break
+    case false? where isLenient(holding: holding != nil) == isLenient(holding: false):
+      return nil
+    default: guard !isQuiet(spectrum, holding: holding != nil) else { return nil }
+    }
     switch layout {
     case .dual(let low, let high, let symbols):
-      let split = (low.last! + high.first!) / 2
+      let bins = bins(for: spectrum)
       guard
-        let lowPeak = spectrum.peak(from: search.0, to: split),
-        let highPeak = spectrum.peak(from: split, to: search.1),
+        let lowPeak = spectrum.peak(bins: bins.search.0, bins.split),
+        let highPeak = spectrum.peak(bins: bins.split, bins.search.1),
         let row = nearest(lowPeak.frequency, in: low),
         let column = nearest(highPeak.frequency, in: high)
       else { return nil }
@@ -224,13 +230,10 @@ struct ToneFrameClassifier {
     let bins = bins(for: spectrum)
     let bandPower = spectrum.bandPower(bins: bins.band.0, bins.band.1)
     guard bandPower > 0 else { return true }
-    let isLenient: Bool =
-      switch layout {
-      case .single: true
-      case .dual, .characterCode: holding
-      }
     let least =
-      0.5 * (isLenient ? min(settings.holdingShare, settings.minimumShare) : settings.minimumShare)
+      0.5
+      * (isLenient(holding: holding)
+        ? min(settings.holdingShare, settings.minimumShare) : settings.minimumShare)
       * bandPower
     switch layout {
     case .dual:
@@ -238,6 +241,14 @@ struct ToneFrameClassifier {
         + spectrum.strongestLobe(bins: bins.split, bins.search.1) < least
     case .single, .characterCode:
       return spectrum.strongestLobe(bins: bins.search.0, bins.search.1) < least
+    }
+  }
+
+  /// Whether `isQuiet` asks only the share a held (or weak) tone needs.
+  private func isLenient(holding: Bool) -> Bool {
+    switch layout {
+    case .single: true
+    case .dual, .characterCode: holding
     }
   }
 
@@ -269,7 +280,8 @@ struct ToneFrameClassifier {
   }
 
   private func loudEnoughPeak(_ spectrum: SpectrumAnalyzer) -> SpectralPeak? {
-    guard let peak = spectrum.peak(from: search.0, to: search.1),
+    let bins = bins(for: spectrum)
+    guard let peak = spectrum.peak(bins: bins.search.0, bins.search.1),
       (Decibels.fromAmplitude(peak.amplitude) ?? -.infinity) >= settings.minimumLevel
     else { return nil }
     return peak

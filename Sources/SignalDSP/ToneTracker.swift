@@ -35,8 +35,10 @@ struct ToneTracker {
   private var runSymbol: Int?
   private var runFirstFrame = 0
   private var runFrames: [FrameTone?] = []
-  /// The last frames' weak findings (`FrameTone.isWeak`), by frame index modulo its size.
+  /// The last frames' weak findings (`FrameTone.isWeak`), by frame index
+  /// modulo its size (a power of two).
   private var weak = [FrameTone?](repeating: nil, count: 16)
+  private static let weakMask = 15
   /// The last frame of the run closed last.
   private var lastRunEnd = -1
   /// Frames in the latest stretch of weak findings, and frames since the last.
@@ -82,7 +84,7 @@ struct ToneTracker {
   mutating func add(_ tone: FrameTone?) -> ToneRun? {
     frameIndex += 1
     // A weak finding votes for nothing; it may only lengthen a run back.
-    weak[frameIndex % weak.count] = tone?.isWeak == true ? tone : nil
+    weak[frameIndex & Self.weakMask] = tone?.isWeak == true ? tone : nil
     // A weak stretch survives one frame without a finding, as runs do.
     if tone?.isWeak == true {
       weakStreak += 1
@@ -122,11 +124,11 @@ struct ToneTracker {
       // tone that rose out of the noise slowly).
       var first = index
       while first - 1 > lastRunEnd, index - (first - 1) < weak.count,
-        let before = weak[(first - 1) % weak.count], before.symbol == symbol
+        let before = weak[(first - 1) & Self.weakMask], before.symbol == symbol
       {
         first -= 1
       }
-      for earlier in first..<index { runFrames.append(weak[earlier % weak.count]) }
+      for earlier in first..<index { runFrames.append(weak[earlier & Self.weakMask]) }
       runFirstFrame = first
       runFrames.append(data)
     }

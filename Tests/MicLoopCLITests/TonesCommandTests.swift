@@ -134,11 +134,15 @@ import Testing
     let loop = try devices.startMicloop([
       "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period", "1024",
       "--periods", "4", "--tones", "dtmf",
-      "--json", "--duration", "5",
+      "--json", "--duration", "60",
     ])
     #expect(loop.waitForOutput("\"start\""))
     let send = try devices.micloop(["send", "--plan", "dtmf", "0#*9", "-D", "pulse:mic"])
     #expect(send.status == 0, "\(send.errorOutput)")
+    // Until the last key is heard, not a fixed time: on a loaded machine
+    // `send` may start seconds late.
+    loop.waitForOutput(timeout: 20) { Self.symbols(Self.events($0), plan: "dtmf").count >= 4 }
+    loop.signal(SIGINT)
     let result = loop.result()
     #expect(result.status == 0, "\(result.errorOutput)")
     #expect(Self.symbols(Self.events(result.output), plan: "dtmf") == "0#*9", "\(result.output)")
