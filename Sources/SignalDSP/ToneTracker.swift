@@ -19,6 +19,11 @@ struct ToneRun {
   /// The median of the frames' twists (second tone over first, dB): a
   /// codec's overshoot at a tone's onset does not decide it.
   var twist: Double = 0
+  /// How steadily each tone's phase advanced from frame to frame (the
+  /// length of the summed frame-to-frame phasor products over the sum of
+  /// their lengths, the lesser of the two tones): 1 for a held tone, less
+  /// for a voice's gliding harmonics.
+  var coherence: Double = 0
   var end: Double { start + duration }
 }
 
@@ -205,12 +210,26 @@ struct ToneTracker {
     // Pulse-pair estimate: the mean phase advance per hop between
     // consecutive frames, resolved around the bins' coarser estimate.
     var advance = ((0.0, 0.0), (0.0, 0.0))
+    var lengths = (0.0, 0.0)
     for offset in first..<last {
       guard let this = runFrames[offset], let next = runFrames[offset + 1] else { continue }
-      advance.0.0 += next.phasors.0.re * this.phasors.0.re + next.phasors.0.im * this.phasors.0.im
-      advance.0.1 += next.phasors.0.im * this.phasors.0.re - next.phasors.0.re * this.phasors.0.im
-      advance.1.0 += next.phasors.1.re * this.phasors.1.re + next.phasors.1.im * this.phasors.1.im
-      advance.1.1 += next.phasors.1.im * this.phasors.1.re - next.phasors.1.re * this.phasors.1.im
+      let low = (
+        next.phasors.0.re * this.phasors.0.re + next.phasors.0.im * this.phasors.0.im,
+        next.phasors.0.im * this.phasors.0.re - next.phasors.0.re * this.phasors.0.im
+      )
+      let high = (
+        next.phasors.1.re * this.phasors.1.re + next.phasors.1.im * this.phasors.1.im,
+        next.phasors.1.im * this.phasors.1.re - next.phasors.1.re * this.phasors.1.im
+      )
+      advance.0.0 += low.0
+      advance.0.1 += low.1
+      advance.1.0 += high.0
+      advance.1.1 += high.1
+      lengths.0 += (low.0 * low.0 + low.1 * low.1).squareRoot()
+      lengths.1 += (high.0 * high.0 + high.1 * high.1).squareRoot()
+    }
+    func steadiness(_ sum: (Double, Double), _ length: Double) -> Double {
+      length > 0 ? (sum.0 * sum.0 + sum.1 * sum.1).squareRoot() / length : 0
     }
     func refine(_ coarse: Double, _ sum: (Double, Double)) -> Double {
       guard sum.0 != 0 || sum.1 != 0 else { return coarse }
@@ -225,6 +244,7 @@ struct ToneTracker {
       levels: (
         Decibels.fromPower(powers.0 / loudFrames) ?? -.infinity,
         Decibels.fromPower(powers.1 / loudFrames) ?? -.infinity
-      ), share: Self.median(&shares), twist: Self.median(&twists))
+      ), share: Self.median(&shares), twist: Self.median(&twists),
+      coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)))
   }
 }
