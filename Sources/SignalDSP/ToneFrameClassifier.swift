@@ -324,7 +324,7 @@ struct ToneFrameClassifier {
       let errors = (abs(run.frequencies.0 / nominal.0 - 1), abs(run.frequencies.1 / nominal.1 - 1))
       return errors.0 <= tolerance && errors.1 <= tolerance
         && settings.twist.contains(run.twist)
-        && run.share >= (isSteadyKey(run, errors: errors) ? min(runShare, 0.85) : runShare)
+        && (run.share >= runShare || isSteadyKey(run, errors: errors))
     case .single:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[run.symbol]
     case .characterCode:
@@ -332,15 +332,18 @@ struct ToneFrameClassifier {
     }
   }
 
-  /// Whether a pair of tones was held like a key: 55 ms or more, within
-  /// 1 % of both frequencies, both phases advancing steadily. Such a key
-  /// needs a share of 0.85, not 0.9: an FM channel's clicks and limiter
-  /// products dent the share of keys with 1633 Hz at 6 dB CNR, while a
-  /// voice that holds two keys' tones this long and this close glides
-  /// (its coherence stays under 0.95 in the talk-off speech, except where
-  /// its share is under 0.75).
+  /// Whether a pair of tones short of the run share was held like a key
+  /// through a noisy channel: 55 ms or more, within 1 % of both
+  /// frequencies, both phases advancing steadily (coherence 0.97 or more),
+  /// and a median share of 0.82, or 0.75 with a quarter of its frames at
+  /// 0.93 or more. An FM channel's clicks and limiter products dent some
+  /// frames of a key (keys with 1633 Hz, at 6 dB CNR) while those between
+  /// them hold nearly the whole band; a voice that holds two keys' tones
+  /// this long and this close glides (coherence under 0.95 in the talk-off
+  /// speech) or keeps its other harmonics in every frame.
   private func isSteadyKey(_ run: ToneRun, errors: (Double, Double)) -> Bool {
     run.duration >= 0.055 && max(errors.0, errors.1) <= 0.01 && run.coherence >= 0.97
+      && (run.share >= 0.82 || (run.share >= 0.75 && run.upperShare >= 0.93))
   }
 
   /// The index of the nominal frequency within tolerance of `frequency`.

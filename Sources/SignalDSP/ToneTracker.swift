@@ -16,6 +16,8 @@ struct ToneRun {
   var levels: (Double, Double)
   /// The tones' median share of the band's power over the run's frames.
   var share: Double
+  /// The share three quarters of the run's frames stay under.
+  var upperShare: Double = 0
   /// The median of the frames' twists (second tone over first, dB): a
   /// codec's overshoot at a tone's onset does not decide it.
   var twist: Double = 0
@@ -237,6 +239,8 @@ struct ToneTracker {
       let base = atan2(sum.1, sum.0) / (2 * .pi) * span
       return base + ((coarse - base) / span).rounded() * span
     }
+    let medianShare = Self.median(&shares)
+    let upperShare = shares.isEmpty ? 0 : shares[min(shares.count - 1, shares.count * 3 / 4)]
     return ToneRun(
       symbol: symbol, start: centre(of: runFirstFrame + first) - hop / 2,
       duration: Double(last - first + 1) * hop,
@@ -244,7 +248,7 @@ struct ToneTracker {
       levels: (
         Decibels.fromPower(powers.0 / loudFrames) ?? -.infinity,
         Decibels.fromPower(powers.1 / loudFrames) ?? -.infinity
-      ), share: Self.median(&shares), twist: Self.median(&twists),
+      ), share: medianShare, upperShare: upperShare, twist: Self.median(&twists),
       coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)))
   }
 }
