@@ -67,21 +67,21 @@ import Testing
     let noise = try makeSignal(
       "noise.wav", ["synth", "3", "whitenoise", "vol", "0.3", "pad", "0.5", "0"])
     let recording = file("recording.wav")
-    let loop = try devices.startMicloop([
-      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period", "1024",
-      "--periods", "4", "--record",
-      recording,
-      "--duration", "8",
-    ])
-    #expect(loop.waitForOutput("48000 Hz"))
-    // paplay keeps two seconds queued in the server, so the feed into the
-    // virtual microphone cannot underrun (an underrun there would insert
-    // silence that no recorder could match).
-    let player = try VirtualDevices.wait(
-      for: VirtualDevices.realTime + ["paplay", "--device=mic", noise],
-      environment: devices.environment)
-    #expect(player == 0, "paplay exited with \(player)")
-    try RecordingComparison.expectExact(played: noise, recording: recording, result: loop.result())
+    try RecordingComparison.expectExact(played: noise, recording: recording) {
+      let loop = try devices.startMicloop([
+        "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period",
+        "1024", "--periods", "4", "--record", recording, "--duration", "8",
+      ])
+      #expect(loop.waitForOutput("48000 Hz"))
+      // paplay keeps two seconds queued in the server, so the feed into the
+      // virtual microphone cannot underrun (an underrun there would insert
+      // silence that no recorder could match).
+      let player = try VirtualDevices.wait(
+        for: VirtualDevices.realTime + ["paplay", "--device=mic", noise],
+        environment: devices.environment)
+      #expect(player == 0, "paplay exited with \(player)")
+      return loop.result()
+    }
   }
 
   @Test func latencyIsConsistentWithTheBuffering() throws {

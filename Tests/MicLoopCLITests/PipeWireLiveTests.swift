@@ -65,33 +65,44 @@ import Testing
       "whitenoise", "vol", "0.3", "pad", "0.5", "0",
     ])
     let recording = directory.appendingPathComponent("recording.wav").path
-    let loop = try server.startMicloop(
-      [
-        "loopback", "--capture", "pipewire:NODE=mic", "--playback", "pipewire:NODE=spk",
-        "--period", "1024", "--periods", "4", "--record", recording, "--duration", "7",
-      ], capturesMonitor: true)
-    defer { loop.signal(SIGKILL) }
-    #expect(loop.waitForOutput("Hz, capture"))
-    let player = try VirtualDevices.wait(
-      for: VirtualDevices.realTime + ["aplay", "-q", "-D", "pipewire:NODE=mic", noise],
-      environment: server.environment)
-    #expect(player == 0, "aplay exited with \(player)")
-    try RecordingComparison.expectExact(played: noise, recording: recording, result: loop.result())
+    try RecordingComparison.expectExact(played: noise, recording: recording) {
+      let loop = try server.startMicloop(
+        [
+          "loopback", "--capture", "pipewire:NODE=mic", "--playback", "pipewire:NODE=spk",
+          "--period", "1024", "--periods", "4", "--record", recording, "--duration", "7",
+        ], capturesMonitor: true)
+      defer { loop.signal(SIGKILL) }
+      #expect(loop.waitForOutput("Hz, capture"))
+      let player = try VirtualDevices.wait(
+        for: VirtualDevices.realTime + ["aplay", "-q", "-D", "pipewire:NODE=mic", noise],
+        environment: server.environment)
+      #expect(player == 0, "aplay exited with \(player)")
+      return loop.result()
+    }
   }
 
   @Test func tonesAreDecodedLive() throws {
     let server = try PipeWireServer()
-    let tones = try server.startMicloop(
-      ["tones", "--plan", "dtmf,ccir", "-D", "pipewire:NODE=mic", "--json", "--duration", "12"],
-      capturesMonitor: true)
-    defer { tones.signal(SIGKILL) }
-    #expect(tones.waitForOutput("\"start\""))
-    for (plan, text) in [("dtmf", "0#*9"), ("ccir", "12335")] {
-      let send = try server.startMicloop(["send", "--plan", plan, text, "-D", "pipewire:NODE=mic"])
-      #expect(send.wait() == 0, "\(send.result().errorOutput)")
+    let result = try LiveAttempts.run {
+      let tones = try server.startMicloop(
+        ["tones", "--plan", "dtmf,ccir", "-D", "pipewire:NODE=mic", "--json", "--duration", "12"],
+        capturesMonitor: true)
+      defer { tones.signal(SIGKILL) }
+      #expect(tones.waitForOutput("\"start\""))
+      for (plan, text) in [("dtmf", "0#*9"), ("ccir", "12335")] {
+        let send = try server.startMicloop([
+          "send", "--plan", plan, text, "-D", "pipewire:NODE=mic",
+        ])
+        #expect(send.wait() == 0, "\(send.result().errorOutput)")
+      }
+      tones.signal(SIGINT)
+      let result = tones.result()
+      let events = TonesCommandTests.events(result.output)
+      let passed =
+        TonesCommandTests.symbols(events, plan: "dtmf") == "0#*9"
+        && TonesCommandTests.texts(events) == ["12335"]
+      return (result, passed, result.output)
     }
-    tones.signal(SIGINT)
-    let result = tones.result()
     #expect(result.status == 0, "\(result.errorOutput)")
     let events = TonesCommandTests.events(result.output)
     #expect(TonesCommandTests.symbols(events, plan: "dtmf") == "0#*9", "\(result.output)")

@@ -50,14 +50,33 @@ struct RecordingComparison {
         ?? "")
   }
 
+  /// `played` and `recording` (files on disk) compared; `nil` when either is silent.
+  static func compare(played: String, recording: String) throws -> RecordingComparison? {
+    RecordingComparison(
+      played: try MicLoopBinary.samples(played), captured: try MicLoopBinary.samples(recording))
+  }
+
   /// Expects `recording` (made by the job that gave `result`) to hold every
   /// sample of `played`, both files on disk.
   static func expectExact(played: String, recording: String, result: MicLoopBinary.Result) throws {
     #expect(result.status == 0, "\(result.errorOutput)")
     let comparison = try #require(
-      RecordingComparison(
-        played: try MicLoopBinary.samples(played), captured: try MicLoopBinary.samples(recording)),
+      try compare(played: played, recording: recording),
       "no sound recorded; micloop said: \(result.output) \(result.errorOutput)")
     #expect(comparison.isExact, "\(comparison.description); \(result.output)")
+  }
+
+  /// Records with `attempt` (the job's result) and compares, once more when
+  /// the recording fell short and micloop reported a capture overrun (see
+  /// `LiveAttempts`); then expects every sample of `played` in `recording`.
+  static func expectExact(
+    played: String, recording: String, recordedBy attempt: () throws -> MicLoopBinary.Result
+  ) throws {
+    let result = try LiveAttempts.run {
+      let result = try attempt()
+      let isExact = (try? compare(played: played, recording: recording))??.isExact ?? false
+      return (result, isExact, result.output)
+    }
+    try expectExact(played: played, recording: recording, result: result)
   }
 }

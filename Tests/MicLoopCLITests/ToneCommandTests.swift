@@ -94,16 +94,20 @@ import Testing
     let devices = try VirtualDevices()
     let signal = file("dtmf.wav")
     let length = try VirtualDevices.programme([("dtmf", "123#")], at: signal)
-    let player = try devices.play(signal, into: "mic")
-    defer { player.signal(SIGTERM) }
-    usleep(300_000)
     let recording = file("sent.wav")
-    let result = try devices.micloop([
-      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period", "1024",
-      "--periods", "4", "--record", recording, "--duration", String(length - 2),
-    ])
+    let (result, lines) = try LiveAttempts.run {
+      let player = try devices.play(signal, into: "mic")
+      defer { player.signal(SIGTERM) }
+      usleep(300_000)
+      let result = try devices.micloop([
+        "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period",
+        "1024", "--periods", "4", "--record", recording, "--duration", String(length - 2),
+      ])
+      let lines = try MicLoopBinary.multimon("DTMF", recording)
+      let digits = lines.compactMap { $0.hasPrefix("DTMF: ") ? $0.dropFirst(6) : nil }
+      return ((result, lines), digits.joined() == "123#", result.output)
+    }
     #expect(result.status == 0, "\(result.errorOutput)")
-    let lines = try MicLoopBinary.multimon("DTMF", recording)
     let digits = lines.compactMap { $0.hasPrefix("DTMF: ") ? $0.dropFirst(6) : nil }
     #expect(digits.joined() == "123#", "\(lines)")
   }

@@ -114,13 +114,19 @@ import Testing
     // may overrun in its first half second, which must not fall on a tone.
     let length = try VirtualDevices.programme(
       [("dtmf", "123#"), ("ccir", "12335"), ("handshake", "Hi")], lead: 2.5, at: signal)
-    let player = try devices.play(signal, into: "mic")
-    defer { player.signal(SIGTERM) }
-    usleep(300_000)
-    let result = try devices.micloop([
-      "tones", "--plan", "dtmf,ccir,handshake", "-D", "pulse:mic.monitor", "--json",
-      "--duration", String(length - 2),
-    ])
+    let result = try LiveAttempts.run {
+      let player = try devices.play(signal, into: "mic")
+      defer { player.signal(SIGTERM) }
+      usleep(300_000)
+      let result = try devices.micloop([
+        "tones", "--plan", "dtmf,ccir,handshake", "-D", "pulse:mic.monitor", "--json",
+        "--duration", String(length - 2),
+      ])
+      let events = Self.events(result.output)
+      let passed =
+        Self.symbols(events, plan: "dtmf") == "123#" && Self.texts(events) == ["12335", "Hi"]
+      return (result, passed, result.output)
+    }
     #expect(result.status == 0, "\(result.errorOutput)")
     let events = Self.events(result.output)
     #expect(events.first?["event"] as? String == "start", "\(result.output)")
@@ -131,19 +137,22 @@ import Testing
   /// Live: loopback decodes while it monitors.
   @Test func loopbackDecodesWhileMonitoring() throws {
     let devices = try VirtualDevices()
-    let loop = try devices.startMicloop([
-      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period", "1024",
-      "--periods", "4", "--tones", "dtmf",
-      "--json", "--duration", "60",
-    ])
-    #expect(loop.waitForOutput("\"start\""))
-    let send = try devices.micloop(["send", "--plan", "dtmf", "0#*9", "-D", "pulse:mic"])
-    #expect(send.status == 0, "\(send.errorOutput)")
-    // Until the last key is heard, not a fixed time: on a loaded machine
-    // `send` may start seconds late.
-    loop.waitForOutput(timeout: 20) { Self.symbols(Self.events($0), plan: "dtmf").count >= 4 }
-    loop.signal(SIGINT)
-    let result = loop.result()
+    let result = try LiveAttempts.run {
+      let loop = try devices.startMicloop([
+        "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period",
+        "1024", "--periods", "4", "--tones", "dtmf", "--json", "--duration", "60",
+      ])
+      #expect(loop.waitForOutput("\"start\""))
+      let send = try devices.micloop(["send", "--plan", "dtmf", "0#*9", "-D", "pulse:mic"])
+      #expect(send.status == 0, "\(send.errorOutput)")
+      // Until the last key is heard, not a fixed time: on a loaded machine
+      // `send` may start seconds late.
+      loop.waitForOutput(timeout: 20) { Self.symbols(Self.events($0), plan: "dtmf").count >= 4 }
+      loop.signal(SIGINT)
+      let result = loop.result()
+      let passed = Self.symbols(Self.events(result.output), plan: "dtmf") == "0#*9"
+      return (result, passed, result.output)
+    }
     #expect(result.status == 0, "\(result.errorOutput)")
     #expect(Self.symbols(Self.events(result.output), plan: "dtmf") == "0#*9", "\(result.output)")
   }

@@ -1,0 +1,45 @@
+import Testing
+
+/// Live tests on a loaded machine: a capture that overran lost audio, and
+/// micloop says so (an `xrun` on the input bus). Such an attempt is made
+/// once more; an attempt that fell short without a reported loss is never
+/// repeated. How often xruns happen is measured by `make bench`, not here.
+enum LiveAttempts {
+  /// Whether micloop's output reports a capture overrun (text or JSON).
+  static func lostCapture(_ output: String) -> Bool {
+    output.contains("capture overrun") || output.contains("\"bus\":\"input\"")
+  }
+
+  /// Runs `attempt` (its result, whether it met the test's expectations, and
+  /// micloop's output) up to twice: again only when it fell short and
+  /// micloop reported a lost capture. The test then checks the result.
+  @discardableResult
+  static func run<T>(_ attempt: () throws -> (result: T, passed: Bool, output: String)) rethrows
+    -> T
+  {
+    let first = try attempt()
+    guard !first.passed, lostCapture(first.output) else { return first.result }
+    return try attempt().result
+  }
+}
+
+@Suite struct LiveAttemptsTests {
+  /// Only a shortfall with a reported capture overrun is tried again.
+  @Test func onlyAReportedLossIsTriedAgain() {
+    var calls = 0
+    func attempts(passed: Bool, output: String) -> Int {
+      calls = 0
+      LiveAttempts.run {
+        calls += 1
+        return ((), passed, output)
+      }
+      return calls
+    }
+    #expect(
+      attempts(passed: false, output: "{\"event\":\"xrun\",\"time\":3.6,\"bus\":\"input\"}") == 2)
+    #expect(attempts(passed: false, output: "xrun (capture overrun) at 2.45 s") == 2)
+    #expect(attempts(passed: false, output: "xrun (playback underrun) at 2.45 s") == 1)
+    #expect(attempts(passed: false, output: "") == 1)
+    #expect(attempts(passed: true, output: "xrun (capture overrun) at 2.45 s") == 1)
+  }
+}
