@@ -80,7 +80,11 @@ final class JackServer {
   /// `plug` converts to the float samples the `jack` plugin takes).
   func play(_ file: String) throws -> SpawnedProcess {
     try SpawnedProcess(
-      VirtualDevices.realTime + ["aplay", "-q", "-D", "plug:jackout", file],
+      // A second queued: a feeder that ran dry on a loaded machine would
+      // drop what it had queued, which no recorder could give back.
+      VirtualDevices.realTime + [
+        "aplay", "-q", "--buffer-time=1000000", "-D", "plug:jackout", file,
+      ],
       environment: environment)
   }
 

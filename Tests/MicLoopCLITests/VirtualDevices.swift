@@ -75,11 +75,13 @@ final class VirtualDevices {
     }
   }
 
-  /// Plays `file` into `sink` ("mic" or "spk") at real-time priority, like
-  /// a sound card's own feed: on a loaded machine a player at normal
-  /// priority runs dry and the server fills the gap with silence.
+  /// Plays `file` into `sink` ("mic" or "spk") at real-time priority and
+  /// with a second queued, like a sound card's own feed: on a loaded
+  /// machine a player that runs dry leaves a gap of silence and drops what
+  /// it had queued.
   func play(_ file: String, into sink: String) throws -> SpawnedProcess {
-    try spawn(Self.realTime + ["aplay", "-q", "-D", "pulse:\(sink)", file])
+    try spawn(
+      Self.realTime + ["aplay", "-q", "--buffer-time=1000000", "-D", "pulse:\(sink)", file])
   }
 
   /// Starts recording `seconds` of `source` as 32-bit float mono into
