@@ -123,10 +123,7 @@ public final class ALSADevicePair: DuplexBackend {
   /// silence queued is less what capture holds already, so the loop's
   /// latency stays what it was at start.
   public func restartPlayback() -> IOResult {
-    guard let playback, let capture, !isLinked else {
-      let recovered = recover()
-      return recovered == .ready ? start() : recovered
-    }
+    guard let playback, let capture, !isLinked else { return restartBoth() }
     if playback.state != SND_PCM_STATE_XRUN { _ = playback.drop() }
     var result = playback.prepare()
     if result == -ESTRPIPE { result = playback.resume() }
@@ -141,9 +138,6 @@ public final class ALSADevicePair: DuplexBackend {
     }
     return .ready
   }
-
-  /// Frames captured and not yet read, or 0 without capture (audio thread).
-  public var inputFramesWaiting: Int { max(0, capture?.avail() ?? 0) }
 
   public func waitForPeriod() -> IOResult {
     var result = IOResult.ready

@@ -37,9 +37,12 @@ public protocol DuplexBackend: AnyObject {
 }
 
 extension DuplexBackend {
-  /// Backends whose streams cannot restart apart restart both.
-  public func restartPlayback() -> IOResult {
+  /// Recovers both streams and starts them again (after an xrun).
+  public func restartBoth() -> IOResult {
     let recovered = recover()
     return recovered == .ready ? start() : recovered
   }
+
+  /// Backends whose streams cannot restart apart restart both.
+  public func restartPlayback() -> IOResult { restartBoth() }
 }

@@ -250,8 +250,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       // A period already given to the client keeps its place in time.
       if state.isInputDelivered { state.sampleTime += Int64(period) }
       // An underrun is the speaker's alone: what capture holds is kept.
-      var recovered = flag == .outputUnderrun ? backend.restartPlayback() : backend.recover()
-      if flag != .outputUnderrun && recovered == .ready { recovered = backend.start() }
+      let recovered = flag == .outputUnderrun ? backend.restartPlayback() : backend.restartBoth()
       if case .failed(let code) = recovered {
         fail(code, .restart)
         return .end

@@ -111,10 +111,7 @@ import Testing
       let player = try jack.play(calls)
       #expect(try jack.connect(from: player, program: "aplay", to: tones))
       let result = tones.result()
-      let events = TonesCommandTests.events(result.output)
-      let passed =
-        TonesCommandTests.symbols(events, plan: "dtmf") == "123#"
-        && TonesCommandTests.texts(events) == ["12335"]
+      let passed = TonesCommandTests.heard(result.output, dtmf: "123#", texts: ["12335"])
       return (result, passed, result.output)
     }
     #expect(result.status == 0, "\(result.errorOutput)")

@@ -101,10 +101,7 @@ import Testing
       }
       tones.signal(SIGINT)
       let result = tones.result()
-      let events = TonesCommandTests.events(result.output)
-      let passed =
-        TonesCommandTests.symbols(events, plan: "dtmf") == "0#*9"
-        && TonesCommandTests.texts(events) == ["12335"]
+      let passed = TonesCommandTests.heard(result.output, dtmf: "0#*9", texts: ["12335"])
       return (result, passed, result.output)
     }
     #expect(result.status == 0, "\(result.errorOutput)")

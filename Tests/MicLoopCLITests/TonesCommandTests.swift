@@ -26,6 +26,12 @@ import Testing
     events.filter { $0["event"] as? String == "sequence" }.compactMap { $0["text"] as? String }
   }
 
+  /// Whether a live job's JSON `output` holds exactly these DTMF keys and these calls.
+  static func heard(_ output: String, dtmf: String, texts expected: [String]) -> Bool {
+    let events = Self.events(output)
+    return Self.symbols(events, plan: "dtmf") == dtmf && Self.texts(events) == expected
+  }
+
   @Test func decodesWhatSendWrote() throws {
     let cases: [(plan: String, text: String, rate: String)] = [
       ("dtmf", "123A456B789C*0#D", "8000"), ("ccir", "12335", "48000"),
@@ -122,9 +128,7 @@ import Testing
         "tones", "--plan", "dtmf,ccir,handshake", "-D", "pulse:mic.monitor", "--json",
         "--duration", String(length - 2),
       ])
-      let events = Self.events(result.output)
-      let passed =
-        Self.symbols(events, plan: "dtmf") == "123#" && Self.texts(events) == ["12335", "Hi"]
+      let passed = Self.heard(result.output, dtmf: "123#", texts: ["12335", "Hi"])
       return (result, passed, result.output)
     }
     #expect(result.status == 0, "\(result.errorOutput)")
