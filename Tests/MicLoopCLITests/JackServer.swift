@@ -60,6 +60,9 @@ final class JackServer {
 
   deinit { stop() }
 
+  /// What the server has printed so far, for failure messages.
+  var log: String { server?.printedSoFar ?? "" }
+
   /// Stops the server the way it leaves the registry clean (SIGTERM),
   /// killing it if it has not gone in 5 s.
   func stop() {

@@ -75,7 +75,7 @@ struct RecordingComparison {
     let result = try LiveAttempts.run {
       let result = try attempt()
       let isExact = (try? compare(played: played, recording: recording))??.isExact ?? false
-      return (result, isExact, result.output)
+      return (result, isExact, result.output + result.errorOutput)
     }
     try expectExact(played: played, recording: recording, result: result)
   }

@@ -102,6 +102,13 @@ final class SpawnedProcess {
     return false
   }
 
+  /// Everything printed so far on both outputs, for a failure message
+  /// about a process that is still running (a sound server's log).
+  var printedSoFar: String {
+    [outputPath, errorPath].compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+      .joined()
+  }
+
   /// Waits for the exit and returns the status (128 + signal when killed).
   @discardableResult
   func wait() -> Int32 {
