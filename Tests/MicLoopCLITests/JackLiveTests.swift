@@ -119,9 +119,10 @@ import Testing
       #expect(loop.waitForOutput("Hz, capture"))
       let player = try jack.play(noise)
       #expect(try jack.connect(from: player, program: "aplay", to: loop))
-      #expect(player.wait() == 0)
+      let played = player.result()
+      #expect(played.status == 0)
       var result = loop.result()
-      result.errorOutput += jack.log
+      result.errorOutput += played.errorOutput + jack.log
       return result
     }
   }
@@ -142,7 +143,8 @@ import Testing
       #expect(try jack.connect(from: player, program: "aplay", to: tones))
       let result = tones.result()
       let passed = TonesCommandTests.heard(result.output, dtmf: "123#", texts: ["12335"])
-      return (result, passed, result.output + jack.log)
+      player.signal(SIGTERM)
+      return (result, passed, result.output + player.result().errorOutput + jack.log)
     }
     #expect(result.status == 0, "\(result.errorOutput)")
     let events = TonesCommandTests.events(result.output)

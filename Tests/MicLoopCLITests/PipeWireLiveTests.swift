@@ -77,11 +77,14 @@ import Testing
       // plugin once gave back a recording that matched nowhere, 0 xruns
       // reported (a feeder that runs dry on a loaded machine still loses
       // what it had queued; see Docs/TESTING.md).
-      let player = try VirtualDevices.wait(
-        for: VirtualDevices.realTime + ["aplay", "-q", "-D", "pipewire:NODE=mic", noise],
-        environment: server.environment)
-      #expect(player == 0, "aplay exited with \(player)")
-      return loop.result()
+      let player = try SpawnedProcess(
+        VirtualDevices.realTime + ["aplay", "-q", "-D", "pipewire:NODE=mic", noise],
+        environment: server.environment
+      ).result()
+      #expect(player.status == 0, "aplay exited with \(player.status)")
+      var result = loop.result()
+      result.errorOutput += player.errorOutput
+      return result
     }
   }
 

@@ -129,7 +129,8 @@ import Testing
         "--duration", String(length - 2),
       ])
       let passed = Self.heard(result.output, dtmf: "123#", texts: ["12335", "Hi"])
-      return (result, passed, result.output)
+      player.signal(SIGTERM)
+      return (result, passed, result.output + player.result().errorOutput)
     }
     #expect(result.status == 0, "\(result.errorOutput)")
     let events = Self.events(result.output)
