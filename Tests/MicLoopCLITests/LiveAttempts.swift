@@ -2,19 +2,20 @@ import Testing
 
 /// Live tests on a loaded machine: a capture that overran lost audio, and
 /// micloop says so (an `xrun` on the input bus); the `aplay` feeding the
-/// virtual microphone ran dry, and says so ("underrun!!!", printed even
-/// with `-q`); or the JACK server reports
-/// a client that never finished its cycle (jackd 1.9.21 now and then stops
+/// virtual microphone ran dry ("underrun!!!", printed even with `-q`) or a
+/// reference `arecord` fell behind ("overrun!!!"); or the JACK server
+/// reports a client that never finished its cycle (jackd 1.9.21 now and then stops
 /// waking a client of a graph that changes while it runs, for good; see
 /// Docs/TESTING.md). Such an attempt is made once more; an attempt that
 /// fell short without a reported loss is never repeated. How often xruns
 /// happen is measured by `make bench`, not here.
 enum LiveAttempts {
-  /// Whether micloop's output (text or JSON) reports a capture overrun, a
-  /// feeding `aplay` an underrun, or a JACK server's log a stuck client.
+  /// Whether micloop's output (text or JSON) reports a capture overrun,
+  /// `aplay` or `arecord` an xrun, or a JACK server's log a stuck client.
   static func lostCapture(_ output: String) -> Bool {
     output.contains("capture overrun") || output.contains("\"bus\":\"input\"")
-      || output.contains("underrun!!!") || output.contains("was not finished, state = Triggered")
+      || output.contains("underrun!!!") || output.contains("overrun!!!")
+      || output.contains("was not finished, state = Triggered")
   }
 
   /// Runs `attempt` (its result, whether it met the test's expectations, and
@@ -51,6 +52,7 @@ enum LiveAttempts {
         output: "JackEngine::XRun: client = micloop.C.10971.0 was not finished, state = Triggered")
         == 2)
     #expect(attempts(passed: false, output: "underrun!!! (at least 21.334 ms long)") == 2)
+    #expect(attempts(passed: false, output: "overrun!!! (at least 5.120 ms long)") == 2)
     #expect(attempts(passed: false, output: "xrun (playback underrun) at 2.45 s") == 1)
     #expect(attempts(passed: false, output: "") == 1)
     #expect(attempts(passed: true, output: "xrun (capture overrun) at 2.45 s") == 1)

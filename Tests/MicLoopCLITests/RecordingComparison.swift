@@ -50,6 +50,18 @@ struct RecordingComparison {
         ?? "")
   }
 
+  /// `recording` against what another recorder (`reference`) took from the
+  /// same source at the same time, up to the reference's last sound: when
+  /// the server itself dropped part of a feed and filled the gap (PipeWire
+  /// does when a feeding client misses its cycle), both recorders hold the
+  /// same altered stream, and only the recorder that differs is at fault.
+  static func compare(reference: String, recording: String) throws -> RecordingComparison? {
+    let heard = try MicLoopBinary.samples(reference)
+    guard let end = heard.lastIndex(where: { abs($0) > 0.01 }) else { return nil }
+    return RecordingComparison(
+      played: Array(heard[...end]), captured: try MicLoopBinary.samples(recording))
+  }
+
   /// `played` and `recording` (files on disk) compared; `nil` when either is silent.
   static func compare(played: String, recording: String) throws -> RecordingComparison? {
     RecordingComparison(
@@ -67,16 +79,58 @@ struct RecordingComparison {
   }
 
   /// Records with `attempt` (the job's result) and compares, once more when
-  /// the recording fell short and micloop reported a capture overrun (see
-  /// `LiveAttempts`); then expects every sample of `played` in `recording`.
+  /// the recording fell short and a loss was reported (see `LiveAttempts`);
+  /// then expects every sample of `played` in `recording`, or, when a
+  /// `reference` recorder ran beside it and `played` did not reach the
+  /// server intact, every sample the reference heard.
   static func expectExact(
-    played: String, recording: String, recordedBy attempt: () throws -> MicLoopBinary.Result
+    played: String, recording: String, reference: String? = nil,
+    recordedBy attempt: () throws -> MicLoopBinary.Result
   ) throws {
+    func heardAsTheReference() -> Bool {
+      guard let reference else { return false }
+      return (try? compare(reference: reference, recording: recording))??.isExact ?? false
+    }
     let result = try LiveAttempts.run {
       let result = try attempt()
       let isExact = (try? compare(played: played, recording: recording))??.isExact ?? false
-      return (result, isExact, result.output + result.errorOutput)
+      return (result, isExact || heardAsTheReference(), result.output + result.errorOutput)
+    }
+    if let reference, !((try? compare(played: played, recording: recording))??.isExact ?? false),
+      let served = try compare(reference: reference, recording: recording),
+      !((try? compare(played: played, recording: reference))??.isExact ?? false)
+    {
+      // The feed reached the server altered; micloop must hold what it served.
+      #expect(result.status == 0, "\(result.errorOutput)")
+      #expect(served.isExact, "against the reference: \(served.description); \(result.output)")
+      return
     }
     try expectExact(played: played, recording: recording, result: result)
+  }
+}
+
+@Suite struct RecordingComparisonTests {
+  let played: [Float] = [0, 0, 0.5, -0.25, 0.125, 0.75, -0.5]
+
+  @Test func aFaithfulRecordingIsExactWhereverItStarts() throws {
+    let comparison = try #require(RecordingComparison(played: played, captured: [0] + played))
+    #expect(comparison.isExact)
+    #expect(comparison.matched == 5)
+  }
+
+  @Test func silenceAServerInsertedIsCountedNotBlamed() throws {
+    let captured: [Float] = [0.5, -0.25, 0, 0, 0.125, 0.75, -0.5]
+    let comparison = try #require(RecordingComparison(played: played, captured: captured))
+    #expect(comparison.isExact)
+    #expect(comparison.insertedSilence == 2)
+  }
+
+  @Test func aDroppedOrAlteredSampleFails() throws {
+    let dropped: [Float] = [0.5, -0.25, 0.75, -0.5]
+    let comparison = try #require(RecordingComparison(played: played, captured: dropped))
+    #expect(!comparison.isExact)
+    #expect(comparison.mismatch?.played == 4)
+    let altered: [Float] = [0.5, -0.25, 0.126, 0.75, -0.5]
+    #expect(RecordingComparison(played: played, captured: altered)?.isExact == false)
   }
 }
