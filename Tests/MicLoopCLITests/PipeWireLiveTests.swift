@@ -75,9 +75,9 @@ import Testing
       defer { loop.signal(SIGKILL) }
       #expect(loop.waitForOutput("Hz, capture"))
       // A second recorder on the same monitor: on a loaded machine the
-      // server can drop part of the feed (a feeding client that misses its
-      // cycle leaves a quantum of silence and loses data, no xrun anywhere),
-      // and then micloop must hold what the reference heard.
+      // server can lose audio on its way to its capture clients (a quantum
+      // of zeros, data lost, no xrun anywhere); when the reference lost
+      // some too, that is the server's (see `RecordingComparison`).
       let referee = try SpawnedProcess(
         VirtualDevices.realTime + [
           "arecord", "-q", "-D", "pipewire:NODE=mic", "-r", "48000", "-f", "FLOAT_LE", "-c", "1",
