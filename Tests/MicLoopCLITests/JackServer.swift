@@ -83,9 +83,9 @@ final class JackServer {
   /// `plug` converts to the float samples the `jack` plugin takes).
   func play(_ file: String) throws -> SpawnedProcess {
     try SpawnedProcess(
-      // The player's own buffering: with a second asked for, a meter on
-      // `jackin` beside it twice got no period for a second (still to be
-      // explained; see Docs/TESTING.md).
+      // The player's own buffering. A meter on `jackin` that got no period
+      // while a player asked for a second was jackd's stuck client, not
+      // the buffering (see `LiveAttempts`).
       VirtualDevices.realTime + ["aplay", "-q", "-D", "plug:jackout", file],
       environment: environment)
   }

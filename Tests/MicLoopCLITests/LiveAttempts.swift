@@ -4,9 +4,9 @@ import Testing
 /// micloop says so (an `xrun` on the input bus); the `aplay` feeding the
 /// virtual microphone ran dry ("underrun!!!", printed even with `-q`) or a
 /// reference `arecord` fell behind ("overrun!!!"); or the JACK server
-/// reports a client that never finished its cycle (jackd 1.9.21 now and then stops
-/// waking a client of a graph that changes while it runs, for good; see
-/// Docs/TESTING.md). Such an attempt is made once more; an attempt that
+/// reports a client that never finished its cycle (jackd 1.9.21 now and
+/// then stops waking a client of a graph that changes while it runs, for
+/// good; see Docs/TESTING.md). Such an attempt is made once more; an attempt that
 /// fell short without a reported loss is never repeated. How often xruns
 /// happen is measured by `make bench`, not here.
 enum LiveAttempts {
@@ -19,14 +19,24 @@ enum LiveAttempts {
   }
 
   /// Runs `attempt` (its result, whether it met the test's expectations, and
-  /// micloop's output) up to twice: again only when it fell short and
-  /// micloop reported a lost capture. The test then checks the result.
+  /// what micloop and the processes beside it printed) up to twice: again
+  /// only when it fell short and that output reports a lost capture. The
+  /// test then checks the result.
   @discardableResult
   static func run<T>(_ attempt: () throws -> (result: T, passed: Bool, output: String)) rethrows
     -> T
   {
+    try run {
+      let (result, passed, output) = try attempt()
+      return (result, passed, lostCapture(output))
+    }
+  }
+
+  /// `run` for an attempt that knows itself whether audio was lost.
+  @discardableResult
+  static func run<T>(_ attempt: () throws -> (result: T, passed: Bool, lost: Bool)) rethrows -> T {
     let first = try attempt()
-    guard !first.passed, lostCapture(first.output) else { return first.result }
+    guard !first.passed, first.lost else { return first.result }
     return try attempt().result
   }
 }
