@@ -1,8 +1,16 @@
 import AudioFiles
+import Dispatch
 import SignalDSP
+import Synchronization
 
 /// Decodes the tones in an audio file from start to end, streaming it in
-/// blocks so memory stays flat for any length. Runs on the calling thread.
+/// blocks so memory stays flat for any length.
+///
+/// Two threads share the work: a reader thread reads, mixes to mono and
+/// prepares each block (`ToneDecoderAhead`: the decoder's streams, and
+/// spectra of frames analysed ahead while the calling thread is busy),
+/// and the calling thread decodes the blocks and emits every event. The
+/// events are exactly those of `ToneDecoder.process` fed the same file.
 public enum FileToneDecoder {
   /// The outcome of decoding a file.
   public struct Outcome: Sendable {
@@ -15,40 +23,140 @@ public enum FileToneDecoder {
   }
 
   /// Decodes every frame of `reader` (the mix of all channels, or only
-  /// `channel`), calling `emit` for each tone and sequence;
-  /// `shouldStop`, asked before each block, ends it early.
+  /// `channel`), calling `emit` on the calling thread for each tone and
+  /// sequence; `shouldStop`, asked before each block, ends it early.
+  /// `reader` is read on another thread until this returns, and `decoder`
+  /// takes nothing else meanwhile. Blocks are `blockFrames` long, by
+  /// default a second: each hand-over between the threads costs a wake-up.
   public static func run(
     _ reader: AudioFileReader, decoder: ToneDecoder, channel: Int? = nil,
-    blockFrames: Int = 8192, shouldStop: () -> Bool = { false }, emit: (ToneDecoderEvent) -> Void
+    blockFrames: Int? = nil, shouldStop: () -> Bool = { false },
+    emit: (ToneDecoderEvent) -> Void
   ) throws(AudioFileError) -> Outcome {
-    let channels = reader.channelCount
-    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * channels)
-    defer { buffer.deallocate() }
-    let mono = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
-    defer { mono.deallocate() }
-    var invalid = 0
+    let pipeline = ToneBlockPipeline(
+      reader: reader, ahead: ToneDecoderAhead(for: decoder), channel: channel,
+      blockFrames: blockFrames ?? min(65_536, max(4_096, Int(reader.sampleRate))))
+    guard let thread = BackgroundThread({ pipeline.produce() }) else {
+      throw .readFailed(path: reader.displayPath, reason: "no thread to read with")
+    }
     var stopped = false
-    while true {
-      if shouldStop() {
+    var ending: ToneBlockPipeline.Ending?
+    repeat {
+      if !stopped && shouldStop() {
         stopped = true
-        break
+        pipeline.stopRequested.store(true, ordering: .relaxed)
       }
-      let frames = try reader.read(into: buffer, frameCount: blockFrames)
-      if frames == 0 { break }
-      invalid += MonoMix.mix(
-        buffer, frameCount: frames, channelCount: channels, channel: channel, into: mono)
-      decoder.process(UnsafeBufferPointer(start: mono, count: frames), emit: emit)
-    }
+      let slot = pipeline.nextFilled()
+      ending = slot.ending
+      if ending == nil { decoder.process(slot.block, emit: emit) }
+      if case .finished = ending, reader.framesRead > 0 { decoder.finish(slot.block, emit: emit) }
+      pipeline.release()
+    } while ending == nil
+    thread.join()
+    if case .failed(let error) = ending { throw error }
     if reader.framesRead == 0 {
-      throw .empty(path: reader.path == "-" ? "standard input" : reader.path)
+      throw .empty(path: reader.displayPath)
     }
-    decoder.finish(emit: emit)
     var problem: AudioFileError?
     if !stopped {
       do { try reader.checkComplete() } catch { problem = error }
     }
     return Outcome(
-      duration: Double(reader.framesRead) / reader.sampleRate, invalidSamples: invalid,
-      problem: problem)
+      duration: Double(reader.framesRead) / reader.sampleRate,
+      invalidSamples: pipeline.invalidSamples, problem: problem)
+  }
+}
+
+/// A few `ToneBlock`s passed round between the reader thread, which fills
+/// them, and the calling thread, which decodes them; semaphores order
+/// every hand-over. While the calling thread waits for a block, the reader
+/// leaves the frames still to analyse to it.
+final class ToneBlockPipeline: @unchecked Sendable {
+  enum Ending {
+    case finished
+    case failed(AudioFileError)
+  }
+
+  final class Slot {
+    let block: ToneBlock
+    /// Set on the last block: the stream ended (or stopped; the block then
+    /// holds the streams' ends) or reading failed.
+    var ending: Ending?
+    init(_ block: ToneBlock) { self.block = block }
+  }
+
+  let stopRequested = Atomic<Bool>(false)
+  /// Whether the calling thread waits for a block.
+  private let isWaiting = Atomic<Bool>(false)
+  private let slots: [Slot]
+  private let free: DispatchSemaphore
+  private let filled = DispatchSemaphore(value: 0)
+  private var nextToFill = 0
+  private var nextToEmpty = 0
+  // Touched by the reader thread only, until the last block is handed over.
+  private let reader: AudioFileReader
+  private let ahead: ToneDecoderAhead
+  private let channel: Int?
+  private let blockFrames: Int
+  private(set) var invalidSamples = 0
+
+  init(reader: AudioFileReader, ahead: ToneDecoderAhead, channel: Int?, blockFrames: Int) {
+    self.reader = reader
+    self.ahead = ahead
+    self.channel = channel
+    self.blockFrames = blockFrames
+    slots = (0..<4).map { _ in Slot(ahead.makeBlock(capacity: blockFrames)) }
+    free = DispatchSemaphore(value: slots.count)
+  }
+
+  /// The reader thread's loop: fills blocks until the file ends, fails or
+  /// a stop is asked for; the last block carries the ending.
+  func produce() {
+    let channels = reader.channelCount
+    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * channels)
+    defer { buffer.deallocate() }
+    let hurry = { self.isWaiting.load(ordering: .relaxed) }
+    while true {
+      free.wait()
+      let slot = slots[nextToFill]
+      nextToFill = (nextToFill + 1) % slots.count
+      slot.ending = nil
+      var frames = 0
+      if !stopRequested.load(ordering: .relaxed) {
+        do throws(AudioFileError) {
+          frames = try reader.read(into: buffer, frameCount: blockFrames)
+        } catch {
+          slot.ending = .failed(error)
+        }
+      }
+      if frames > 0 {
+        invalidSamples += MonoMix.mix(
+          buffer, frameCount: frames, channelCount: channels, channel: channel,
+          into: slot.block.input)
+        ahead.prepare(slot.block, count: frames, hurry: hurry)
+      } else if slot.ending == nil {
+        ahead.prepareEnd(slot.block, hurry: hurry)
+        slot.ending = .finished
+      }
+      let isLast = slot.ending != nil
+      filled.signal()
+      if isLast { return }
+    }
+  }
+
+  /// The next filled block, waiting for the reader (calling thread).
+  func nextFilled() -> Slot {
+    if filled.wait(timeout: .now()) == .timedOut {
+      isWaiting.store(true, ordering: .relaxed)
+      filled.wait()
+      isWaiting.store(false, ordering: .relaxed)
+    }
+    return slots[nextToEmpty]
+  }
+
+  /// Hands the block from `nextFilled` back to the reader.
+  func release() {
+    nextToEmpty = (nextToEmpty + 1) % slots.count
+    free.signal()
   }
 }

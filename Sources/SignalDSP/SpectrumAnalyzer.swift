@@ -17,7 +17,8 @@ public struct SpectralPeak: Sendable, Equatable {
 
 /// Short-time spectra of one frame length: a Hann window and an FFTW
 /// real-to-complex transform planned once in `init`. `analyze` windows a
-/// frame and keeps its power spectrum for the peak and band queries.
+/// frame and keeps its power spectrum for the peak and band queries, or
+/// leaves it in storage the caller gives (a frame analysed ahead).
 ///
 /// Owned by one thread at a time; `analyze` and the queries never allocate.
 public final class SpectrumAnalyzer {
@@ -26,6 +27,8 @@ public final class SpectrumAnalyzer {
   public let sampleRate: Double
   /// Hz between bins.
   public let binWidth: Double
+  /// Bins in a spectrum: `frameLength / 2 + 1`.
+  var binCount: Int { frameLength / 2 + 1 }
   private let window: UnsafeMutablePointer<Float>
   private let input: UnsafeMutablePointer<Float>
   private let output: UnsafeMutablePointer<fftwf_complex>
@@ -60,6 +63,8 @@ public final class SpectrumAnalyzer {
     output = fftwf_alloc_complex(frameLength / 2 + 1)!
     power = .allocate(capacity: frameLength / 2 + 1)
     power.initialize(repeating: 0, count: frameLength / 2 + 1)
+    UnsafeMutableRawPointer(output).initializeMemory(
+      as: Float.self, repeating: 0, count: 2 * (frameLength / 2 + 1))
     scratch = .allocate(capacity: 2 * (frameLength / 2 + 1))
     let length = Int32(frameLength)
     nonisolated(unsafe) let input = input
@@ -97,13 +102,52 @@ public final class SpectrumAnalyzer {
     return start
   }
 
+  /// The last frame analysed into the analyser's own storage.
+  var spectrum: Spectrum {
+    Spectrum(
+      frameLength: frameLength, binWidth: binWidth, amplitudeScale: amplitudeScale,
+      power: power, values: UnsafeRawPointer(output).assumingMemoryBound(to: Float.self),
+      scratch: scratch)
+  }
+
+  /// A frame analysed into `power` and `values` (storage of `binCount`
+  /// powers and `binCount` complex values), with this analyser's work
+  /// space for its noise estimate.
+  func spectrum(power: UnsafePointer<Double>, values: UnsafePointer<Float>) -> Spectrum {
+    Spectrum(
+      frameLength: frameLength, binWidth: binWidth, amplitudeScale: amplitudeScale,
+      power: power, values: values, scratch: scratch)
+  }
+
   /// Windows and transforms one frame given as two contiguous pieces (the
   /// two halves of a ring), `first.count + second.count == frameLength`.
   public func analyze(_ first: UnsafeBufferPointer<Float>, _ second: UnsafeBufferPointer<Float>) {
+    transform(first, second)
+    powers(into: power)
+  }
+
+  /// `analyze`, leaving the frame's powers and complex values in the
+  /// caller's storage (`binCount` of each) instead of the analyser's.
+  func analyze(
+    _ first: UnsafeBufferPointer<Float>, _ second: UnsafeBufferPointer<Float>,
+    power: UnsafeMutablePointer<Double>, values: UnsafeMutablePointer<Float>
+  ) {
+    transform(first, second)
+    powers(into: power)
+    values.update(
+      from: UnsafeRawPointer(output).assumingMemoryBound(to: Float.self), count: 2 * binCount)
+  }
+
+  private func transform(_ first: UnsafeBufferPointer<Float>, _ second: UnsafeBufferPointer<Float>)
+  {
     if let base = first.baseAddress { windowed(base, count: first.count, at: 0) }
     if let base = second.baseAddress { windowed(base, count: second.count, at: first.count) }
     fftwf_execute(plan)
-    // Plain loops over plain pointers: the compiler vectorises them.
+  }
+
+  /// Each bin's power from the transform's output. Plain loops over plain
+  /// pointers: the compiler vectorises them.
+  private func powers(into power: UnsafeMutablePointer<Double>) {
     let values = UnsafeRawPointer(output).assumingMemoryBound(to: Float.self)
     for bin in 0..<frameLength / 2 + 1 {
       let re = Double(values[2 * bin])
@@ -121,19 +165,15 @@ public final class SpectrumAnalyzer {
   }
 
   /// The complex value of `bin` in the last frame analysed.
-  public func value(atBin bin: Int) -> (re: Double, im: Double) {
-    (Double(output[bin].0), Double(output[bin].1))
-  }
+  public func value(atBin bin: Int) -> (re: Double, im: Double) { spectrum.value(atBin: bin) }
 
   /// The power of `bin` in the last frame analysed, scaled so that a
   /// sine's main lobe (five bins) sums to its squared amplitude (the centre
   /// bin of a full-scale sine alone reads 2/3, −1.8 dB).
-  public func binPower(_ bin: Int) -> Double { power[bin] * amplitudeScale }
+  public func binPower(_ bin: Int) -> Double { spectrum.binPower(bin) }
 
   /// The bin nearest `frequency`, clamped to the spectrum.
-  public func bin(of frequency: Double) -> Int {
-    min(frameLength / 2, max(0, Int((frequency / binWidth).rounded())))
-  }
+  public func bin(of frequency: Double) -> Int { spectrum.bin(of: frequency) }
 
   /// Total power of the bins from `lower` to `upper` Hz.
   public func bandPower(from lower: Double, to upper: Double) -> Double {
@@ -149,38 +189,18 @@ public final class SpectrumAnalyzer {
 
   /// `noisePower(from:to:)` for the bins from `low` to `high`.
   public func noisePower(bins low: Int, _ high: Int) -> Double {
-    let count = max(low, high) - low + 1
-    let rank = count * 3 / 10
-    let value = RankSelection.value(
-      ofRank: rank, in: power + low, count: count, first: scratch,
-      second: scratch + (frameLength / 2 + 1))
-    return value / 0.357 * Double(count)
+    spectrum.noisePower(bins: low, high)
   }
 
   /// The power in the main lobe (five bins) around the strongest bin from
   /// `low` to `high`: what `peak` would measure, without refining it.
   public func strongestLobe(bins low: Int, _ high: Int) -> Double {
-    let low = max(1, low)
-    var best = low
-    for bin in low...max(low, high) where power[bin] > power[best] { best = bin }
-    return lobe(around: best)
-  }
-
-  /// The power in the main lobe (five bins) centred on `bin`.
-  private func lobe(around bin: Int) -> Double {
-    if bin >= 2 && bin <= frameLength / 2 - 2 {
-      return power[bin - 2] + power[bin - 1] + power[bin] + power[bin + 1] + power[bin + 2]
-    }
-    var lobe = 0.0
-    for index in max(0, bin - 2)...min(frameLength / 2, bin + 2) { lobe += power[index] }
-    return lobe
+    spectrum.strongestLobe(bins: low, high)
   }
 
   /// Total power of the bins from `low` to `high`.
   public func bandPower(bins low: Int, _ high: Int) -> Double {
-    var sum = 0.0
-    for bin in low...max(low, high) { sum += power[bin] }
-    return sum
+    spectrum.bandPower(bins: low, high)
   }
 
   /// The strongest peak between `lower` and `upper` Hz, its frequency refined
@@ -191,27 +211,5 @@ public final class SpectrumAnalyzer {
   }
 
   /// `peak(from:to:)` for the bins from `low` to `high`.
-  public func peak(bins low: Int, _ high: Int) -> SpectralPeak? {
-    let last = frameLength / 2
-    let low = max(1, low)
-    let high = max(low, high)
-    var best = low
-    for bin in low...high where power[bin] > power[best] { best = bin }
-    guard power[best] > 0 else { return nil }
-    // The spectrum of a real signal mirrors at 0 and at half the rate.
-    let left = power[best - 1]
-    let right = best < last ? power[best + 1] : power[best - 1]
-    var offset = 0.0
-    if left > 0 && right > 0 {
-      let a = log(left)
-      let b = log(power[best])
-      let c = log(right)
-      let curvature = a - 2 * b + c
-      if curvature < 0 { offset = max(-0.5, min(0.5, 0.5 * (a - c) / curvature)) }
-    }
-    let lobe = lobe(around: best)
-    return SpectralPeak(
-      frequency: (Double(best) + offset) * binWidth,
-      amplitude: (lobe * amplitudeScale).squareRoot(), lobePower: lobe)
-  }
+  public func peak(bins low: Int, _ high: Int) -> SpectralPeak? { spectrum.peak(bins: low, high) }
 }

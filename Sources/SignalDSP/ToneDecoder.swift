@@ -10,47 +10,43 @@
 ///
 /// Owned by one thread (not the audio thread: events allocate strings).
 public final class ToneDecoder {
-  private final class Analysis {
+  /// Frames of one length and hop from one stream, and the plans that
+  /// read their spectra.
+  final class Analysis {
     let analyzer: SpectrumAnalyzer
-    let hop: Int
+    let ring: FrameRing
     /// Which of the decoder's streams it listens to.
-    let stream: Stream
-    /// The last `frameLength + maximumSkip × hop` samples, a ring.
-    let history: UnsafeMutablePointer<Float>
-    let capacity: Int
-    var writeIndex = 0
-    var untilFrame: Int
+    let stream: ToneStreams.Stream
     var plans: [PlanDecoder] = []
     /// Whether the last frame analysed held nothing any plan could use, and
     /// how many frames since have been put off (see `frameDue`).
     var isQuiet = false
     var skipped = 0
+    /// Frames analysed ahead on another thread, while a block of them is
+    /// decoded (`process(_: ToneBlock)`).
+    var ahead: AheadFrames?
 
-    init(frameLength: Int, hop: Int, sampleRate: Double, stream: Stream) {
+    init(frameLength: Int, hop: Int, sampleRate: Double, stream: ToneStreams.Stream) {
       self.stream = stream
       analyzer = SpectrumAnalyzer(frameLength: frameLength, sampleRate: sampleRate)
-      self.hop = hop
-      capacity = frameLength + ToneDecoder.maximumSkip * hop
-      history = .allocate(capacity: capacity)
-      history.initialize(repeating: 0, count: capacity)
-      untilFrame = frameLength
+      ring = FrameRing(frameLength: frameLength, hop: hop, extraHops: ToneDecoder.maximumSkip)
     }
 
-    deinit { history.deallocate() }
-
-    /// Analyses the frame that ended `age` samples before the newest one.
-    func analyze(endingBefore age: Int) {
-      let length = analyzer.frameLength
-      let start = (writeIndex - age - length + 2 * capacity) % capacity
-      let first = min(length, capacity - start)
-      analyzer.analyze(
-        UnsafeBufferPointer(start: history + start, count: first),
-        UnsafeBufferPointer(start: history, count: length - first))
+    /// The spectrum of the frame that ended `hops` hops before the newest
+    /// one: analysed ahead if it was, else analysed now (valid until the
+    /// next frame is analysed here).
+    func spectrum(hopsBefore hops: Int) -> Spectrum {
+      if let ahead, let slot = ahead.slot(of: ring.framesDue - 1 - hops) {
+        return analyzer.spectrum(power: ahead.power(slot), values: ahead.values(slot))
+      }
+      let (first, second) = ring.frame(hopsBefore: hops)
+      analyzer.analyze(first, second)
+      return analyzer.spectrum
     }
   }
 
   /// One plan's stages, owned by the analysis whose spectra it reads.
-  private struct PlanDecoder {
+  struct PlanDecoder {
     let classifier: ToneFrameClassifier
     var tracker: ToneTracker
     var interpreter: ToneInterpreter
@@ -67,21 +63,10 @@ public final class ToneDecoder {
   public let plans: [TonePlan]
   public let sampleRate: Double
   private let settings: ToneDetectionSettings
-  private var analyses: [Analysis] = []
-
-  /// The streams analyses listen to: the input as it is (Handshake, whose
-  /// tones need the full rate), the signalling stream (the input at
-  /// `signallingRate`), and that stream with clicks taken out.
-  private enum Stream { case full, signalling, blanked }
-  /// Input samples taken at a time, so `decimated` stays small.
-  private static let chunk = 4096
-  private var decimator: FIRDecimator?
-  private var decimated: UnsafeMutablePointer<Float>?
-  /// The rate signalling tones are analysed at.
-  private let signallingRate: Double
+  private(set) var analyses: [Analysis] = []
+  /// What the analyses listen to, made from the input.
+  let streams: ToneStreams
   private var subAudible: [CTCSSDetector] = []
-  /// Clicks are taken out before any plan listens.
-  private var blanker: ImpulseBlanker
 
   /// - Throws: when a plan's tones do not fit below half of `sampleRate`.
   public init(
@@ -95,23 +80,22 @@ public final class ToneDecoder {
     self.plans = plans
     self.sampleRate = sampleRate
     self.settings = settings
+    for plan in plans { try Self.checkRate(plan, sampleRate: sampleRate, settings: settings) }
+    let heard = plans.map(Self.stream)
     // Signalling tones lie below a few kHz: they are analysed at the lowest
     // rate, a whole fraction of the input's, that keeps their band clear.
-    let bandTop = plans.compactMap(Self.bandTop).max() ?? 0
-    let factor = bandTop > 0 ? max(1, Int(sampleRate / (2.4 * bandTop))) : 1
-    if factor > 1 {
-      decimator = FIRDecimator(factor: factor, sampleRate: sampleRate, passBand: bandTop)
-      decimated = .allocate(capacity: decimator!.maximumOutputCount(forInput: Self.chunk))
-    }
-    signallingRate = sampleRate / Double(factor)
-    blanker = ImpulseBlanker(sampleRate: signallingRate)
-    for plan in plans {
-      try Self.checkRate(plan, sampleRate: sampleRate, settings: settings)
-      if case .subAudible(let table) = plan.kind {
-        subAudible.append(
-          CTCSSDetector(
-            plan: plan.name, tones: table, sampleRate: sampleRate,
-            minimumLevel: settings.minimumLevel))
+    streams = ToneStreams(
+      sampleRate: sampleRate, bandTop: plans.compactMap(Self.bandTop).max() ?? 0,
+      isFullHeard: heard.contains(.full) || heard.contains(nil),
+      isSignallingHeard: heard.contains(.signalling), isBlankedHeard: heard.contains(.blanked))
+    for (plan, stream) in zip(plans, heard) {
+      guard let stream else {
+        if case .subAudible(let table) = plan.kind {
+          subAudible.append(
+            CTCSSDetector(
+              plan: plan.name, tones: table, sampleRate: sampleRate,
+              minimumLevel: settings.minimumLevel))
+        }
         continue
       }
       let (frameSeconds, hopSeconds) =
@@ -123,22 +107,14 @@ public final class ToneDecoder {
         case .alarm: (0.04, 0.01)
         case .dualTone, .arbitrary, .subAudible: (0.02, 0.005)
         }
-      let stream: Stream =
-        switch plan.kind {
-        case .characterCode: .full
-        // Single tones are found in the blanked stream; pairs of tones in
-        // the stream as it came (see `ImpulseBlanker`).
-        case .sequential, .pager, .arbitrary: .blanked
-        case .dualTone, .subAudible, .alarm: .signalling
-        }
-      let rate = stream == .full ? sampleRate : signallingRate
-      let lag = stream == .full ? 0 : (decimator?.delay ?? 0)
+      let rate = stream == .full ? sampleRate : streams.signallingRate
+      let lag = stream == .full ? 0 : streams.signallingDelay
       let frameLength = SpectrumAnalyzer.friendlyLength(
         near: Int((frameSeconds * rate).rounded()))
       let hop = max(1, Int((hopSeconds * rate).rounded()))
       let analysis =
         analyses.first {
-          $0.analyzer.frameLength == frameLength && $0.hop == hop && $0.stream == stream
+          $0.ring.frameLength == frameLength && $0.ring.hop == hop && $0.stream == stream
         }
         ?? {
           let created = Analysis(
@@ -156,6 +132,19 @@ public final class ToneDecoder {
           reportAfter: {
             if case .alarm(_, let after) = plan.kind { after } else { nil }
           }()))
+    }
+  }
+
+  /// The stream a plan's analysis listens to, or `nil` for plans decoded
+  /// by a detector of their own (CTCSS, on the input as it is).
+  private static func stream(_ plan: TonePlan) -> ToneStreams.Stream? {
+    switch plan.kind {
+    case .characterCode: .full
+    // Single tones are found in the blanked stream; pairs of tones in
+    // the stream as it came (see `ImpulseBlanker`).
+    case .sequential, .pager, .arbitrary: .blanked
+    case .dualTone, .alarm: .signalling
+    case .subAudible: nil
     }
   }
 
@@ -190,36 +179,6 @@ public final class ToneDecoder {
     }
   }
 
-  /// Decodes `samples`, calling `emit` for every tone and sequence completed.
-  public func process(_ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void) {
-    func linked(_ event: ToneDecoderEvent) { link(event, to: emit) }
-    feed(.full, samples, emit: linked)
-    for detector in subAudible { detector.process(samples, emit: linked) }
-    guard var decimator, let decimated else {
-      return analyseSignalling(samples, emit: linked)
-    }
-    var offset = 0
-    while offset < samples.count {
-      let count = min(Self.chunk, samples.count - offset)
-      let produced = decimator.process(
-        UnsafeBufferPointer(rebasing: samples[offset..<offset + count]), into: decimated)
-      analyseSignalling(UnsafeBufferPointer(start: decimated, count: produced), emit: linked)
-      offset += count
-    }
-    self.decimator = decimator
-  }
-
-  deinit { decimated?.deallocate() }
-
-  /// Gives `samples` of the signalling stream to its analyses, and through
-  /// the blanker to theirs.
-  private func analyseSignalling(
-    _ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void
-  ) {
-    feed(.signalling, samples, emit: emit)
-    if hasBlankedAnalyses { blanker.process(samples) { feed(.blanked, $0, emit: emit) } }
-  }
-
   /// The highest frequency a plan's analysis looks at (its band), or `nil`
   /// for plans analysed at the full rate or on their own.
   private static func bandTop(_ plan: TonePlan) -> Double? {
@@ -228,6 +187,41 @@ public final class ToneDecoder {
     case .dualTone, .sequential, .arbitrary, .pager, .alarm:
       let highest = plan.symbols.flatMap(\.frequencies).max() ?? 0
       return max(3_400, highest * 1.5)
+    }
+  }
+
+  /// Decodes `samples`, calling `emit` for every tone and sequence completed.
+  public func process(_ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void) {
+    func linked(_ event: ToneDecoderEvent) { link(event, to: emit) }
+    streams.prepare(samples) { hear($0, $1, emit: linked) }
+  }
+
+  /// Decodes a block prepared by `ToneDecoderAhead` (on another thread),
+  /// as `process` would its input; calls `emit` as `process` would.
+  public func process(_ block: ToneBlock, emit: (ToneDecoderEvent) -> Void) {
+    func linked(_ event: ToneDecoderEvent) { link(event, to: emit) }
+    hear(block, emit: linked)
+  }
+
+  /// Gives every stretch of `block` to the analyses, with the frames
+  /// analysed ahead in it.
+  private func hear(_ block: ToneBlock, emit: (ToneDecoderEvent) -> Void) {
+    for (analysis, frames) in zip(analyses, block.frames) { analysis.ahead = frames }
+    defer { for analysis in analyses { analysis.ahead = nil } }
+    for segment in block.segments { hear(segment.stream, segment.samples, emit: emit) }
+  }
+
+  /// Gives `samples` of `stream` to its analyses (and the input to the
+  /// sub-audible detectors).
+  private func hear(
+    _ stream: ToneStreams.Stream, _ samples: UnsafeBufferPointer<Float>,
+    emit: (ToneDecoderEvent) -> Void
+  ) {
+    for analysis in analyses where analysis.stream == stream {
+      analysis.ring.write(samples) { frameDue(analysis, emit: emit) }
+    }
+    if stream == .full {
+      for detector in subAudible { detector.process(samples, emit: emit) }
     }
   }
 
@@ -246,66 +240,42 @@ public final class ToneDecoder {
     emit(.sequence(sequence))
   }
 
-  private var hasBlankedAnalyses: Bool { analyses.contains { $0.stream == .blanked } }
-
   /// Clicks blanked so far, in blocks of `blockLength` samples (about 0.5 ms).
-  public var blankedClicks: Int { blanker.blankedBlocks }
+  public var blankedClicks: Int { streams.blankedClicks }
 
   /// Ends the stream: reports what was still open.
   public func finish(emit: (ToneDecoderEvent) -> Void) {
     func linked(_ event: ToneDecoderEvent) { link(event, to: emit) }
-    // The filter's last outputs, then what the blanker still holds.
-    if var decimator, let decimated {
-      let silence = [Float](repeating: 0, count: Int(decimator.delay * sampleRate) * 2 + 1)
-      let produced = silence.withUnsafeBufferPointer { decimator.process($0, into: decimated) }
-      analyseSignalling(UnsafeBufferPointer(start: decimated, count: produced), emit: linked)
-      self.decimator = decimator
-    }
-    blanker.flush { feed(.blanked, $0, emit: linked) }
-    for detector in subAudible { detector.finish(emit: linked) }
+    streams.finish { hear($0, $1, emit: linked) }
+    close(emit: linked)
+  }
+
+  /// Ends a stream prepared by `ToneDecoderAhead`: decodes its last block
+  /// (`ToneDecoderAhead.prepareEnd`), then reports what was still open.
+  public func finish(_ block: ToneBlock, emit: (ToneDecoderEvent) -> Void) {
+    func linked(_ event: ToneDecoderEvent) { link(event, to: emit) }
+    hear(block, emit: linked)
+    close(emit: linked)
+  }
+
+  private func close(emit: (ToneDecoderEvent) -> Void) {
+    for detector in subAudible { detector.finish(emit: emit) }
     for analysis in analyses {
       for index in analysis.plans.indices {
         if let run = analysis.plans[index].tracker.finish(),
           analysis.plans[index].reportAfter == nil,
           analysis.plans[index].classifier.accepts(run)
         {
-          analysis.plans[index].interpreter.take(run, emit: linked)
+          analysis.plans[index].interpreter.take(run, emit: emit)
         }
-        analysis.plans[index].interpreter.finish(emit: linked)
+        analysis.plans[index].interpreter.finish(emit: emit)
       }
     }
   }
 
   /// Frames put off at most in a row while nothing is heard (a whole
   /// frame's length at 5 ms hops).
-  private static let maximumSkip = 3
-
-  /// Gives `samples` to every analysis of `stream`.
-  private func feed(
-    _ stream: Stream, _ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void
-  ) {
-    for analysis in analyses where analysis.stream == stream { feed(analysis, samples, emit: emit) }
-  }
-
-  private func feed(
-    _ analysis: Analysis, _ samples: UnsafeBufferPointer<Float>,
-    emit: (ToneDecoderEvent) -> Void
-  ) {
-    guard let base = samples.baseAddress else { return }
-    var offset = 0
-    while offset < samples.count {
-      let chunk = min(
-        samples.count - offset, analysis.untilFrame, analysis.capacity - analysis.writeIndex)
-      (analysis.history + analysis.writeIndex).update(from: base + offset, count: chunk)
-      offset += chunk
-      analysis.writeIndex = (analysis.writeIndex + chunk) % analysis.capacity
-      analysis.untilFrame -= chunk
-      if analysis.untilFrame == 0 {
-        analysis.untilFrame = analysis.hop
-        frameDue(analysis, emit: emit)
-      }
-    }
-  }
+  static let maximumSkip = 3
 
   /// The next frame is due. While frames hold nothing any plan could use
   /// (not even the lobes' raw share a tone needs) and no tone is in
@@ -320,8 +290,7 @@ public final class ToneDecoder {
       analysis.skipped += 1
       return
     }
-    let spectrum = analysis.analyzer
-    analysis.analyze(endingBefore: 0)
+    var spectrum = analysis.spectrum(hopsBefore: 0)
     let skipped = analysis.skipped
     analysis.skipped = 0
     // The plans are worked on in place: no copies, no access checks per field.
@@ -334,10 +303,10 @@ public final class ToneDecoder {
       }
       if !isQuiet && skipped > 0 {
         for age in stride(from: skipped, through: 1, by: -1) {
-          analysis.analyze(endingBefore: age * analysis.hop)
-          for index in plans.indices { track(&plans[index], spectrum, emit: emit) }
+          let earlier = analysis.spectrum(hopsBefore: age)
+          for index in plans.indices { track(&plans[index], earlier, emit: emit) }
         }
-        analysis.analyze(endingBefore: 0)
+        spectrum = analysis.spectrum(hopsBefore: 0)
       } else {
         for _ in 0..<skipped {
           for index in plans.indices { track(&plans[index], nil, emit: emit) }
@@ -353,7 +322,7 @@ public final class ToneDecoder {
   /// One frame for one plan: classified from `spectrum` (or empty without
   /// one), then followed through the tracker and the interpreter.
   private func track(
-    _ plan: inout PlanDecoder, _ spectrum: SpectrumAnalyzer?, isLoud: Bool? = nil,
+    _ plan: inout PlanDecoder, _ spectrum: Spectrum?, isLoud: Bool? = nil,
     emit: (ToneDecoderEvent) -> Void
   ) {
     var tone: FrameTone?

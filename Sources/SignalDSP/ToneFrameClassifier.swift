@@ -51,7 +51,7 @@ struct ToneFrameClassifier {
     var search = (0, 0)
     var split = 0
 
-    init(_ classifier: ToneFrameClassifier, _ spectrum: SpectrumAnalyzer) {
+    init(_ classifier: ToneFrameClassifier, _ spectrum: Spectrum) {
       self.init(
         layout: classifier.layout, band: classifier.band, search: classifier.search,
         width: spectrum.binWidth, lastBin: spectrum.frameLength / 2)
@@ -137,7 +137,7 @@ struct ToneFrameClassifier {
   /// `isLoud` is what `isQuiet(spectrum)` (not holding) already said of
   /// the frame, negated, or `nil` when it was not asked.
   func classify(
-    _ spectrum: SpectrumAnalyzer, holding: (symbol: Int, level: Double)? = nil,
+    _ spectrum: Spectrum, holding: (symbol: Int, level: Double)? = nil,
     isLoud: Bool? = nil
   ) -> FrameTone? {
     // Most frames hold no tone: rule them out by the lobes' raw share of
@@ -226,7 +226,7 @@ struct ToneFrameClassifier {
   /// lobes hold less than half the share any finding needs (one held, or a
   /// weak single tone, needs `holdingShare`) of the band's raw power. The
   /// decoder puts off frames while they are all quiet.
-  func isQuiet(_ spectrum: SpectrumAnalyzer, holding: Bool = false) -> Bool {
+  func isQuiet(_ spectrum: Spectrum, holding: Bool = false) -> Bool {
     let bins = bins(for: spectrum)
     let bandPower = spectrum.bandPower(bins: bins.band.0, bins.band.1)
     guard bandPower > 0 else { return true }
@@ -252,7 +252,7 @@ struct ToneFrameClassifier {
     }
   }
 
-  private func bins(for spectrum: SpectrumAnalyzer) -> Bins {
+  private func bins(for spectrum: Spectrum) -> Bins {
     spectrum.binWidth == binsFor.width ? binsFor : Bins(self, spectrum)
   }
 
@@ -267,7 +267,7 @@ struct ToneFrameClassifier {
   /// (the main lobes of `lobes` peaks) holds above the same floor: white
   /// noise does not make a tone less of a tone, speech's other harmonics do.
   private func tonalShare(
-    _ lobePower: Double, lobes: Int, _ spectrum: SpectrumAnalyzer, atLeast required: Double = 0.6
+    _ lobePower: Double, lobes: Int, _ spectrum: Spectrum, atLeast required: Double = 0.6
   ) -> Double? {
     let (low, high) = bins(for: spectrum).band
     let rawPower = spectrum.bandPower(bins: low, high)
@@ -279,7 +279,7 @@ struct ToneFrameClassifier {
     return tonal / max(rawPower - noise, rawPower * 1e-3)
   }
 
-  private func loudEnoughPeak(_ spectrum: SpectrumAnalyzer) -> SpectralPeak? {
+  private func loudEnoughPeak(_ spectrum: Spectrum) -> SpectralPeak? {
     let bins = bins(for: spectrum)
     guard let peak = spectrum.peak(bins: bins.search.0, bins.search.1),
       (Decibels.fromAmplitude(peak.amplitude) ?? -.infinity) >= settings.minimumLevel
@@ -289,7 +289,7 @@ struct ToneFrameClassifier {
 
   private func single(
     _ symbol: Int, _ peak: SpectralPeak, nominal: Double, share: Double,
-    _ spectrum: SpectrumAnalyzer
+    _ spectrum: Spectrum
   ) -> FrameTone {
     let level = Decibels.fromAmplitude(peak.amplitude) ?? -.infinity
     return FrameTone(

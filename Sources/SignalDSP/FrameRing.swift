@@ -1,0 +1,55 @@
+/// The latest samples of one stream, kept for frames of one length taken
+/// every `hop` samples: a ring that says when each frame is due and gives
+/// any frame up to `extraHops` hops old. Owned by one thread.
+final class FrameRing {
+  let frameLength: Int
+  let hop: Int
+  private let capacity: Int
+  private let history: UnsafeMutablePointer<Float>
+  private var writeIndex = 0
+  private var untilFrame: Int
+  /// Frames due so far: the newest is frame `framesDue - 1`.
+  private(set) var framesDue = 0
+
+  init(frameLength: Int, hop: Int, extraHops: Int) {
+    self.frameLength = frameLength
+    self.hop = hop
+    capacity = frameLength + extraHops * hop
+    history = .allocate(capacity: capacity)
+    history.initialize(repeating: 0, count: capacity)
+    untilFrame = frameLength
+  }
+
+  deinit { history.deallocate() }
+
+  /// Adds `samples`, calling `due` each time the next frame's last sample
+  /// has been added (the frame is then `frame(hopsBefore: 0)`).
+  @inline(__always)
+  func write(_ samples: UnsafeBufferPointer<Float>, due: () -> Void) {
+    guard let base = samples.baseAddress else { return }
+    var offset = 0
+    while offset < samples.count {
+      let chunk = min(samples.count - offset, untilFrame, capacity - writeIndex)
+      (history + writeIndex).update(from: base + offset, count: chunk)
+      offset += chunk
+      writeIndex = (writeIndex + chunk) % capacity
+      untilFrame -= chunk
+      if untilFrame == 0 {
+        untilFrame = hop
+        framesDue += 1
+        due()
+      }
+    }
+  }
+
+  /// The frame that ended `hops` hops before the newest sample, as the two
+  /// contiguous pieces of the ring it lies in.
+  func frame(hopsBefore hops: Int) -> (UnsafeBufferPointer<Float>, UnsafeBufferPointer<Float>) {
+    let start = (writeIndex - hops * hop - frameLength + 2 * capacity) % capacity
+    let first = min(frameLength, capacity - start)
+    return (
+      UnsafeBufferPointer(start: history + start, count: first),
+      UnsafeBufferPointer(start: history, count: frameLength - first)
+    )
+  }
+}

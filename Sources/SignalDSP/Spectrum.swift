@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One analysed frame's spectrum: each bin's power and complex value, and
+/// the queries the tone classifiers make of it (peaks, band and noise
+/// power, main lobes). A view over storage it does not own: the
+/// `SpectrumAnalyzer` that made it (until its next frame), or a frame
+/// analysed ahead on another thread and handed over (`ToneBlock`).
+///
+/// Used by one thread at a time; no query allocates.
+struct Spectrum {
+  /// Samples per frame (also the transform size).
+  let frameLength: Int
+  /// Hz between bins.
+  let binWidth: Double
+  /// Converts main-lobe power into a sine's squared amplitude.
+  let amplitudeScale: Double
+  /// `frameLength / 2 + 1` powers.
+  let power: UnsafePointer<Double>
+  /// `frameLength / 2 + 1` complex values, real and imaginary parts in turn.
+  let values: UnsafePointer<Float>
+  /// Room for `2 × (frameLength / 2 + 1)` values: the noise estimate's work space.
+  let scratch: UnsafeMutablePointer<Double>
+
+  var lastBin: Int { frameLength / 2 }
+
+  /// The complex value of `bin`.
+  func value(atBin bin: Int) -> (re: Double, im: Double) {
+    (Double(values[2 * bin]), Double(values[2 * bin + 1]))
+  }
+
+  /// The power of `bin`, scaled so that a sine's main lobe (five bins)
+  /// sums to its squared amplitude.
+  func binPower(_ bin: Int) -> Double { power[bin] * amplitudeScale }
+
+  /// The bin nearest `frequency`, clamped to the spectrum.
+  func bin(of frequency: Double) -> Int {
+    min(lastBin, max(0, Int((frequency / binWidth).rounded())))
+  }
+
+  /// Total power of the bins from `low` to `high`.
+  func bandPower(bins low: Int, _ high: Int) -> Double {
+    var sum = 0.0
+    for bin in low...max(low, high) { sum += power[bin] }
+    return sum
+  }
+
+  /// The power of the broadband noise in the bins from `low` to `high`,
+  /// estimated from their 30th percentile: a noise bin's power is
+  /// exponentially distributed, and tones and harmonics only lift the top.
+  func noisePower(bins low: Int, _ high: Int) -> Double {
+    let count = max(low, high) - low + 1
+    let rank = count * 3 / 10
+    let value = RankSelection.value(
+      ofRank: rank, in: power + low, count: count, first: scratch,
+      second: scratch + (lastBin + 1))
+    return value / 0.357 * Double(count)
+  }
+
+  /// The power in the main lobe (five bins) around the strongest bin from
+  /// `low` to `high`: what `peak` would measure, without refining it.
+  func strongestLobe(bins low: Int, _ high: Int) -> Double {
+    let low = max(1, low)
+    var best = low
+    for bin in low...max(low, high) where power[bin] > power[best] { best = bin }
+    return lobe(around: best)
+  }
+
+  /// The power in the main lobe (five bins) centred on `bin`.
+  private func lobe(around bin: Int) -> Double {
+    if bin >= 2 && bin <= lastBin - 2 {
+      return power[bin - 2] + power[bin - 1] + power[bin] + power[bin + 1] + power[bin + 2]
+    }
+    var lobe = 0.0
+    for index in max(0, bin - 2)...min(lastBin, bin + 2) { lobe += power[index] }
+    return lobe
+  }
+
+  /// The strongest peak between bins `low` and `high`, its frequency
+  /// refined by a parabola through the log powers of the peak bin and its
+  /// two neighbours; `nil` when the band is silent.
+  func peak(bins low: Int, _ high: Int) -> SpectralPeak? {
+    let low = max(1, low)
+    let high = max(low, high)
+    var best = low
+    for bin in low...high where power[bin] > power[best] { best = bin }
+    guard power[best] > 0 else { return nil }
+    // The spectrum of a real signal mirrors at 0 and at half the rate.
+    let left = power[best - 1]
+    let right = best < lastBin ? power[best + 1] : power[best - 1]
+    var offset = 0.0
+    if left > 0 && right > 0 {
+      let a = log(left)
+      let b = log(power[best])
+      let c = log(right)
+      let curvature = a - 2 * b + c
+      if curvature < 0 { offset = max(-0.5, min(0.5, 0.5 * (a - c) / curvature)) }
+    }
+    let lobe = lobe(around: best)
+    return SpectralPeak(
+      frequency: (Double(best) + offset) * binWidth,
+      amplitude: (lobe * amplitudeScale).squareRoot(), lobePower: lobe)
+  }
+}

@@ -1,0 +1,133 @@
+/// One block of a tone decoder's input on its way from the thread that
+/// prepares it (`ToneDecoderAhead`: the streams, and as many frames'
+/// spectra as it has time for) to the decoder's thread
+/// (`ToneDecoder.process(_: ToneBlock, emit:)`). Blocks are made by the
+/// `ToneDecoderAhead` they serve and reused; one thread at a time owns a
+/// block, and handing it over must order memory (a semaphore does).
+public final class ToneBlock {
+  /// Room for `capacity` mono input samples: the preparing thread writes
+  /// the block's input here before `ToneDecoderAhead.prepare`.
+  public let input: UnsafeMutablePointer<Float>
+  public let capacity: Int
+
+  /// A stretch of one stream, in `input` or in `streamSamples`.
+  struct Segment {
+    var stream: ToneStreams.Stream
+    var start: UnsafePointer<Float>
+    var count: Int
+    var samples: UnsafeBufferPointer<Float> { UnsafeBufferPointer(start: start, count: count) }
+  }
+
+  /// The streams' stretches in the order the analyses hear them.
+  private(set) var segments: [Segment] = []
+  /// Stream samples that are not the input itself (the decimated and the
+  /// blanked streams).
+  private let streamSamples: UnsafeMutablePointer<Float>
+  private let streamCapacity: Int
+  private var streamCount = 0
+  /// Per analysis of the decoder (in its order), the frames analysed ahead.
+  let frames: [AheadFrames]
+
+  init(capacity: Int, streamCapacity: Int, frames: [AheadFrames]) {
+    self.capacity = capacity
+    input = .allocate(capacity: capacity)
+    input.initialize(repeating: 0, count: capacity)
+    self.streamCapacity = streamCapacity
+    streamSamples = .allocate(capacity: streamCapacity)
+    streamSamples.initialize(repeating: 0, count: streamCapacity)
+    self.frames = frames
+    segments.reserveCapacity(1024)
+  }
+
+  deinit {
+    input.deallocate()
+    streamSamples.deallocate()
+  }
+
+  /// Empties the block for new input.
+  func reset() {
+    segments.removeAll(keepingCapacity: true)
+    streamCount = 0
+    for frames in frames { frames.reset() }
+  }
+
+  /// Adds a stretch of `stream`: kept where it is when it lies in `input`,
+  /// else copied in. Returns the samples as kept. (Stretches stay apart:
+  /// the analyses take turns at each, and that decides the events' order.)
+  func append(
+    _ stream: ToneStreams.Stream, _ samples: UnsafeBufferPointer<Float>
+  ) -> UnsafeBufferPointer<Float> {
+    guard let base = samples.baseAddress, samples.count > 0 else { return samples }
+    if base >= UnsafePointer(input) && base + samples.count <= UnsafePointer(input + capacity) {
+      segments.append(Segment(stream: stream, start: base, count: samples.count))
+      return samples
+    }
+    precondition(streamCount + samples.count <= streamCapacity, "a tone block's streams overflowed")
+    let target = streamSamples + streamCount
+    target.update(from: base, count: samples.count)
+    streamCount += samples.count
+    segments.append(Segment(stream: stream, start: target, count: samples.count))
+    return UnsafeBufferPointer(start: target, count: samples.count)
+  }
+}
+
+/// The spectra of one analysis's frames that were analysed ahead in one
+/// block: each frame's number (frames due on its stream so far, from 0),
+/// powers and complex values. Written by the preparing thread, read by the
+/// decoder's, never both at once.
+final class AheadFrames {
+  let binCount: Int
+  let capacity: Int
+  private let numbers: UnsafeMutablePointer<Int>
+  private let powers: UnsafeMutablePointer<Double>
+  private let allValues: UnsafeMutablePointer<Float>
+  private(set) var count = 0
+  /// The first slot the decoder may still ask for.
+  private var cursor = 0
+
+  init(binCount: Int, capacity: Int) {
+    self.binCount = binCount
+    self.capacity = capacity
+    numbers = .allocate(capacity: capacity)
+    powers = .allocate(capacity: capacity * binCount)
+    powers.initialize(repeating: 0, count: capacity * binCount)
+    allValues = .allocate(capacity: capacity * 2 * binCount)
+    allValues.initialize(repeating: 0, count: capacity * 2 * binCount)
+  }
+
+  deinit {
+    numbers.deallocate()
+    powers.deallocate()
+    allValues.deallocate()
+  }
+
+  func reset() {
+    count = 0
+    cursor = 0
+  }
+
+  /// A slot for frame `number`, or `nil` when the block has no room left.
+  func add(_ number: Int) -> Int? {
+    guard count < capacity else { return nil }
+    numbers[count] = number
+    count += 1
+    return count - 1
+  }
+
+  func power(_ slot: Int) -> UnsafeMutablePointer<Double> { powers + slot * binCount }
+  func values(_ slot: Int) -> UnsafeMutablePointer<Float> { allValues + slot * 2 * binCount }
+
+  /// The slot of frame `number`, if it was analysed ahead. Frames are
+  /// asked for in order, but for the `ToneDecoder.maximumSkip` put off
+  /// before one: slots of frames older than that are passed over for good.
+  func slot(of number: Int) -> Int? {
+    let reach = ToneDecoder.maximumSkip
+    while cursor < count && numbers[cursor] < number - reach { cursor += 1 }
+    var index = cursor
+    while index < count && numbers[index] <= number + reach {
+      if numbers[index] == number { return index }
+      index += 1
+    }
+    return nil
+  }
+}
