@@ -54,7 +54,9 @@ func exitAfterOutput(_ status: Int32) -> Never {
     exit(1)
   }
   // The reader went away (`| head`): end as a process killed by SIGPIPE would.
-  exit(StandardOutput.readerIsGone ? 128 + SIGPIPE : status)
+  // All output is flushed and every file closed: end without the C
+  // library's exit handlers, which only tear down what the system frees.
+  _exit(StandardOutput.readerIsGone ? 128 + SIGPIPE : status)
 }
 
 /// Checks a command line as `micloop` would before running it: parsing and

@@ -26,16 +26,16 @@ public enum FileToneDecoder {
   /// `channel`), calling `emit` on the calling thread for each tone and
   /// sequence; `shouldStop`, asked before each block, ends it early.
   /// `reader` is read on another thread until this returns, and `decoder`
-  /// takes nothing else meanwhile. Blocks are `blockFrames` long, by
-  /// default a second: each hand-over between the threads costs a wake-up.
+  /// takes nothing else meanwhile. The decoder hears the file `readFrames`
+  /// at a time (as many `ToneDecoder.process` calls).
   public static func run(
     _ reader: AudioFileReader, decoder: ToneDecoder, channel: Int? = nil,
-    blockFrames: Int? = nil, shouldStop: () -> Bool = { false },
+    readFrames: Int = 8192, shouldStop: () -> Bool = { false },
     emit: (ToneDecoderEvent) -> Void
   ) throws(AudioFileError) -> Outcome {
     let pipeline = ToneBlockPipeline(
       reader: reader, ahead: ToneDecoderAhead(for: decoder), channel: channel,
-      blockFrames: blockFrames ?? min(65_536, max(4_096, Int(reader.sampleRate))))
+      readFrames: readFrames)
     guard let thread = BackgroundThread({ pipeline.produce() }) else {
       throw .readFailed(path: reader.displayPath, reason: "no thread to read with")
     }
@@ -48,8 +48,11 @@ public enum FileToneDecoder {
       }
       let slot = pipeline.nextFilled()
       ending = slot.ending
-      if ending == nil { decoder.process(slot.block, emit: emit) }
-      if case .finished = ending, reader.framesRead > 0 { decoder.finish(slot.block, emit: emit) }
+      switch ending {
+      case nil, .failed?: decoder.process(slot.block, emit: emit)
+      case .finished? where reader.framesRead > 0: decoder.finish(slot.block, emit: emit)
+      case .finished?: break
+      }
       pipeline.release()
     } while ending == nil
     thread.join()
@@ -70,7 +73,11 @@ public enum FileToneDecoder {
 /// A few `ToneBlock`s passed round between the reader thread, which fills
 /// them, and the calling thread, which decodes them; semaphores order
 /// every hand-over. While the calling thread waits for a block, the reader
-/// leaves the frames still to analyse to it.
+/// leaves the frames still to analyse to it and hands over what it has;
+/// else it fills a block up to `readsPerBlock` reads. Waking a thread that
+/// sleeps costs more than a block's decoding takes here: long blocks
+/// while the reader is ahead, and a short spin before the calling thread
+/// sleeps, keep the wake-ups few.
 final class ToneBlockPipeline: @unchecked Sendable {
   enum Ending {
     case finished
@@ -97,15 +104,17 @@ final class ToneBlockPipeline: @unchecked Sendable {
   private let reader: AudioFileReader
   private let ahead: ToneDecoderAhead
   private let channel: Int?
-  private let blockFrames: Int
+  private let readFrames: Int
+  private static let readsPerBlock = 8
   private(set) var invalidSamples = 0
 
-  init(reader: AudioFileReader, ahead: ToneDecoderAhead, channel: Int?, blockFrames: Int) {
+  init(reader: AudioFileReader, ahead: ToneDecoderAhead, channel: Int?, readFrames: Int) {
     self.reader = reader
     self.ahead = ahead
     self.channel = channel
-    self.blockFrames = blockFrames
-    slots = (0..<4).map { _ in Slot(ahead.makeBlock(capacity: blockFrames)) }
+    self.readFrames = readFrames
+    let capacity = readFrames * Self.readsPerBlock
+    slots = (0..<4).map { _ in Slot(ahead.makeBlock(capacity: capacity)) }
     free = DispatchSemaphore(value: slots.count)
   }
 
@@ -113,30 +122,36 @@ final class ToneBlockPipeline: @unchecked Sendable {
   /// a stop is asked for; the last block carries the ending.
   func produce() {
     let channels = reader.channelCount
-    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * channels)
+    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: readFrames * channels)
     defer { buffer.deallocate() }
     let hurry = { self.isWaiting.load(ordering: .relaxed) }
     while true {
       free.wait()
       let slot = slots[nextToFill]
       nextToFill = (nextToFill + 1) % slots.count
+      let block = slot.block
+      block.removeAll()
       slot.ending = nil
-      var frames = 0
-      if !stopRequested.load(ordering: .relaxed) {
-        do throws(AudioFileError) {
-          frames = try reader.read(into: buffer, frameCount: blockFrames)
-        } catch {
-          slot.ending = .failed(error)
+      for _ in 0..<Self.readsPerBlock {
+        var frames = 0
+        if !stopRequested.load(ordering: .relaxed) {
+          do throws(AudioFileError) {
+            frames = try reader.read(into: buffer, frameCount: readFrames)
+          } catch {
+            slot.ending = .failed(error)
+            break
+          }
         }
-      }
-      if frames > 0 {
+        if frames == 0 {
+          ahead.prepareEnd(block, hurry: hurry)
+          slot.ending = .finished
+          break
+        }
         invalidSamples += MonoMix.mix(
           buffer, frameCount: frames, channelCount: channels, channel: channel,
-          into: slot.block.input)
-        ahead.prepare(slot.block, count: frames, hurry: hurry)
-      } else if slot.ending == nil {
-        ahead.prepareEnd(slot.block, hurry: hurry)
-        slot.ending = .finished
+          into: block.input + block.preparedCount)
+        ahead.prepare(block, count: frames, hurry: hurry)
+        if hurry() { break }
       }
       let isLast = slot.ending != nil
       filled.signal()
@@ -148,7 +163,14 @@ final class ToneBlockPipeline: @unchecked Sendable {
   func nextFilled() -> Slot {
     if filled.wait(timeout: .now()) == .timedOut {
       isWaiting.store(true, ordering: .relaxed)
-      filled.wait()
+      // The reader hands over within a read's preparation: spin for about
+      // that long before sleeping.
+      var isFilled = false
+      for _ in 0..<20_000 where filled.wait(timeout: .now()) == .success {
+        isFilled = true
+        break
+      }
+      if !isFilled { filled.wait() }
       isWaiting.store(false, ordering: .relaxed)
     }
     return slots[nextToEmpty]

@@ -20,7 +20,8 @@ struct Spectrum {
   let power: UnsafePointer<Double>
   /// `frameLength / 2 + 1` complex values, real and imaginary parts in turn.
   let values: UnsafePointer<Float>
-  /// Room for `2 × (frameLength / 2 + 1)` values: the noise estimate's work space.
+  /// Room for `2 × (frameLength / 2 + 1)` values: the noise estimate's
+  /// work space. Owned by the analyser, like its thread.
   let scratch: UnsafeMutablePointer<Double>
 
   var lastBin: Int { frameLength / 2 }
@@ -58,17 +59,22 @@ struct Spectrum {
     return value / 0.357 * Double(count)
   }
 
-  /// The power in the main lobe (five bins) around the strongest bin from
-  /// `low` to `high`: what `peak` would measure, without refining it.
-  func strongestLobe(bins low: Int, _ high: Int) -> Double {
+  /// The strongest bin from `low` (at least 1) to `high` (the first of equals).
+  func strongestBin(_ low: Int, _ high: Int) -> Int {
     let low = max(1, low)
     var best = low
     for bin in low...max(low, high) where power[bin] > power[best] { best = bin }
-    return lobe(around: best)
+    return best
+  }
+
+  /// The power in the main lobe (five bins) around the strongest bin from
+  /// `low` to `high`: what `peak` would measure, without refining it.
+  func strongestLobe(bins low: Int, _ high: Int) -> Double {
+    lobe(around: strongestBin(low, high))
   }
 
   /// The power in the main lobe (five bins) centred on `bin`.
-  private func lobe(around bin: Int) -> Double {
+  func lobe(around bin: Int) -> Double {
     if bin >= 2 && bin <= lastBin - 2 {
       return power[bin - 2] + power[bin - 1] + power[bin] + power[bin + 1] + power[bin + 2]
     }
@@ -80,11 +86,10 @@ struct Spectrum {
   /// The strongest peak between bins `low` and `high`, its frequency
   /// refined by a parabola through the log powers of the peak bin and its
   /// two neighbours; `nil` when the band is silent.
-  func peak(bins low: Int, _ high: Int) -> SpectralPeak? {
-    let low = max(1, low)
-    let high = max(low, high)
-    var best = low
-    for bin in low...high where power[bin] > power[best] { best = bin }
+  func peak(bins low: Int, _ high: Int) -> SpectralPeak? { peak(at: strongestBin(low, high)) }
+
+  /// The peak at `best` (a band's strongest bin, not 0), refined as `peak(bins:)` does.
+  func peak(at best: Int) -> SpectralPeak? {
     guard power[best] > 0 else { return nil }
     // The spectrum of a real signal mirrors at 0 and at half the rate.
     let left = power[best - 1]

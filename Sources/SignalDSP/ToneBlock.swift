@@ -6,9 +6,12 @@
 /// block, and handing it over must order memory (a semaphore does).
 public final class ToneBlock {
   /// Room for `capacity` mono input samples: the preparing thread writes
-  /// the block's input here before `ToneDecoderAhead.prepare`.
+  /// the next `count` samples from `input + preparedCount` on, then calls
+  /// `ToneDecoderAhead.prepare(_:count:hurry:)`.
   public let input: UnsafeMutablePointer<Float>
   public let capacity: Int
+  /// Input samples prepared since the block was last emptied.
+  public internal(set) var preparedCount = 0
 
   /// A stretch of one stream, in `input` or in `streamSamples`.
   struct Segment {
@@ -30,11 +33,11 @@ public final class ToneBlock {
 
   init(capacity: Int, streamCapacity: Int, frames: [AheadFrames]) {
     self.capacity = capacity
+    // Samples and measurements are plain values, written before they are
+    // read: left untouched until then, the pages cost nothing.
     input = .allocate(capacity: capacity)
-    input.initialize(repeating: 0, count: capacity)
     self.streamCapacity = streamCapacity
     streamSamples = .allocate(capacity: streamCapacity)
-    streamSamples.initialize(repeating: 0, count: streamCapacity)
     self.frames = frames
     segments.reserveCapacity(1024)
   }
@@ -45,7 +48,8 @@ public final class ToneBlock {
   }
 
   /// Empties the block for new input.
-  func reset() {
+  public func removeAll() {
+    preparedCount = 0
     segments.removeAll(keepingCapacity: true)
     streamCount = 0
     for frames in frames { frames.reset() }
@@ -71,34 +75,32 @@ public final class ToneBlock {
   }
 }
 
-/// The spectra of one analysis's frames that were analysed ahead in one
-/// block: each frame's number (frames due on its stream so far, from 0),
-/// powers and complex values. Written by the preparing thread, read by the
-/// decoder's, never both at once.
+/// What one analysis's frames hold for each of its plans, for the frames
+/// measured ahead in one block: each frame's number (frames due on its
+/// stream so far, from 0) and its plans' measurements. Written by the
+/// preparing thread, read by the decoder's, never both at once.
 final class AheadFrames {
-  let binCount: Int
+  let planCount: Int
   let capacity: Int
   private let numbers: UnsafeMutablePointer<Int>
-  private let powers: UnsafeMutablePointer<Double>
-  private let allValues: UnsafeMutablePointer<Float>
+  private let measured: UnsafeMutablePointer<FrameMeasurement>
   private(set) var count = 0
   /// The first slot the decoder may still ask for.
   private var cursor = 0
 
-  init(binCount: Int, capacity: Int) {
-    self.binCount = binCount
+  init(planCount: Int, capacity: Int) {
+    self.planCount = planCount
     self.capacity = capacity
     numbers = .allocate(capacity: capacity)
-    powers = .allocate(capacity: capacity * binCount)
-    powers.initialize(repeating: 0, count: capacity * binCount)
-    allValues = .allocate(capacity: capacity * 2 * binCount)
-    allValues.initialize(repeating: 0, count: capacity * 2 * binCount)
+    measured = .allocate(capacity: capacity * planCount)
+    measured.initialize(
+      repeating: FrameMeasurement(isQuiet: true, isQuietHolding: true),
+      count: capacity * planCount)
   }
 
   deinit {
     numbers.deallocate()
-    powers.deallocate()
-    allValues.deallocate()
+    measured.deallocate()
   }
 
   func reset() {
@@ -114,10 +116,13 @@ final class AheadFrames {
     return count - 1
   }
 
-  func power(_ slot: Int) -> UnsafeMutablePointer<Double> { powers + slot * binCount }
-  func values(_ slot: Int) -> UnsafeMutablePointer<Float> { allValues + slot * 2 * binCount }
+  /// The measurements of a slot's frame, one per plan (plain values: a
+  /// new slot's are written before they are read).
+  func measurements(_ slot: Int) -> UnsafeMutablePointer<FrameMeasurement> {
+    measured + slot * planCount
+  }
 
-  /// The slot of frame `number`, if it was analysed ahead. Frames are
+  /// The slot of frame `number`, if it was measured ahead. Frames are
   /// asked for in order, but for the `ToneDecoder.maximumSkip` put off
   /// before one: slots of frames older than that are passed over for good.
   func slot(of number: Int) -> Int? {

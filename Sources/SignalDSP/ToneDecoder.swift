@@ -18,11 +18,16 @@ public final class ToneDecoder {
     /// Which of the decoder's streams it listens to.
     let stream: ToneStreams.Stream
     var plans: [PlanDecoder] = []
+    /// The plans' classifiers, apart: frames are measured while the plans
+    /// are worked on in place.
+    private(set) var classifiers = ClassifierSet([])
+    /// What the latest frame analysed here holds for each plan.
+    private var measured: UnsafeMutablePointer<FrameMeasurement>
     /// Whether the last frame analysed held nothing any plan could use, and
     /// how many frames since have been put off (see `frameDue`).
     var isQuiet = false
     var skipped = 0
-    /// Frames analysed ahead on another thread, while a block of them is
+    /// Frames measured ahead on another thread, while a block of them is
     /// decoded (`process(_: ToneBlock)`).
     var ahead: AheadFrames?
 
@@ -30,18 +35,40 @@ public final class ToneDecoder {
       self.stream = stream
       analyzer = SpectrumAnalyzer(frameLength: frameLength, sampleRate: sampleRate)
       ring = FrameRing(frameLength: frameLength, hop: hop, extraHops: ToneDecoder.maximumSkip)
+      measured = .allocate(capacity: 0)
     }
 
-    /// The spectrum of the frame that ended `hops` hops before the newest
-    /// one: analysed ahead if it was, else analysed now (valid until the
-    /// next frame is analysed here).
-    func spectrum(hopsBefore hops: Int) -> Spectrum {
+    deinit { measured.deallocate() }
+
+    func add(_ plan: PlanDecoder) {
+      plans.append(plan)
+      classifiers = ClassifierSet(plans.map(\.classifier))
+      measured.deallocate()
+      measured = .allocate(capacity: plans.count)
+      measured.initialize(
+        repeating: FrameMeasurement(isQuiet: true, isQuietHolding: true), count: plans.count)
+    }
+
+    /// What the frame that ended `hops` hops before the newest one holds
+    /// for each plan, in plan order: measured ahead if it was, else
+    /// measured now (valid until the next frame is measured here).
+    func measurements(hopsBefore hops: Int) -> UnsafePointer<FrameMeasurement> {
       if let ahead, let slot = ahead.slot(of: ring.framesDue - 1 - hops) {
-        return analyzer.spectrum(power: ahead.power(slot), values: ahead.values(slot))
+        return UnsafePointer(ahead.measurements(slot))
       }
       let (first, second) = ring.frame(hopsBefore: hops)
       analyzer.analyze(first, second)
-      return analyzer.spectrum
+      let spectrum = analyzer.spectrum
+      classifiers.measure(spectrum, into: measured)
+      return UnsafePointer(measured)
+    }
+
+    /// What the frame that ended `hops` hops before the newest one holds
+    /// for plan `index` with a tone held (`FrameMeasurement.isComplete`).
+    func completeMeasurement(ofPlan index: Int, hopsBefore hops: Int) -> FrameMeasurement {
+      let (first, second) = ring.frame(hopsBefore: hops)
+      analyzer.analyze(first, second)
+      return classifiers.measureHolding(analyzer.spectrum, plan: index)
     }
   }
 
@@ -56,8 +83,6 @@ public final class ToneDecoder {
     var lastSymbol: Int? = nil
     /// The last tone found with the full share, and its level (dBFS).
     var held: (symbol: Int, level: Double)? = nil
-    /// Whether the newest frame was found not quiet for this plan.
-    var isLoud = false
   }
 
   public let plans: [TonePlan]
@@ -122,7 +147,7 @@ public final class ToneDecoder {
           analyses.append(created)
           return created
         }()
-      analysis.plans.append(
+      analysis.add(
         PlanDecoder(
           classifier: ToneFrameClassifier(
             plan: plan, sampleRate: rate, frameLength: frameLength, settings: settings),
@@ -290,48 +315,56 @@ public final class ToneDecoder {
       analysis.skipped += 1
       return
     }
-    var spectrum = analysis.spectrum(hopsBefore: 0)
+    var measured = analysis.measurements(hopsBefore: 0)
     let skipped = analysis.skipped
     analysis.skipped = 0
     // The plans are worked on in place: no copies, no access checks per field.
     analysis.isQuiet = analysis.plans.withUnsafeMutableBufferPointer { plans in
       var isQuiet = true
       for index in plans.indices {
-        plans[index].isLoud = !plans[index].classifier.isQuiet(spectrum)
         let tracker = plans[index].tracker
-        if plans[index].isLoud || tracker.isRunOpen || tracker.isToneRising { isQuiet = false }
+        if !measured[index].isQuiet || tracker.isRunOpen || tracker.isToneRising { isQuiet = false }
       }
       if !isQuiet && skipped > 0 {
         for age in stride(from: skipped, through: 1, by: -1) {
-          let earlier = analysis.spectrum(hopsBefore: age)
-          for index in plans.indices { track(&plans[index], earlier, emit: emit) }
+          let earlier = analysis.measurements(hopsBefore: age)
+          for index in plans.indices {
+            track(
+              &plans[index], earlier[index],
+              { analysis.completeMeasurement(ofPlan: index, hopsBefore: age) }, emit: emit)
+          }
         }
-        spectrum = analysis.spectrum(hopsBefore: 0)
+        measured = analysis.measurements(hopsBefore: 0)
       } else {
         for _ in 0..<skipped {
           for index in plans.indices { track(&plans[index], nil, emit: emit) }
         }
       }
       for index in plans.indices {
-        track(&plans[index], spectrum, isLoud: plans[index].isLoud, emit: emit)
+        track(
+          &plans[index], measured[index],
+          { analysis.completeMeasurement(ofPlan: index, hopsBefore: 0) }, emit: emit)
       }
       return isQuiet
     }
   }
 
-  /// One frame for one plan: classified from `spectrum` (or empty without
-  /// one), then followed through the tracker and the interpreter.
+  /// One frame for one plan: its tone decided from what it holds (none
+  /// without a measurement; `complete` measures it further when a tone is
+  /// held), then followed through the tracker and the interpreter.
   private func track(
-    _ plan: inout PlanDecoder, _ spectrum: Spectrum?, isLoud: Bool? = nil,
+    _ plan: inout PlanDecoder, _ measured: FrameMeasurement?,
+    _ complete: () -> FrameMeasurement = { fatalError("no frame to measure") },
     emit: (ToneDecoderEvent) -> Void
   ) {
     var tone: FrameTone?
-    if let spectrum {
+    if let measured {
       // The tone in progress: found in the last frame, or still the open run.
       let holding = plan.held.flatMap {
         $0.symbol == plan.lastSymbol || $0.symbol == plan.tracker.openSymbol ? $0 : nil
       }
-      tone = plan.classifier.classify(spectrum, holding: holding, isLoud: isLoud)
+      tone = plan.classifier.decide(
+        holding == nil || measured.isComplete ? measured : complete(), holding: holding)
     }
     plan.lastSymbol = tone?.isWeak == false ? tone?.symbol : nil
     if let tone, tone.share >= settings.minimumShare { plan.held = (tone.symbol, tone.level) }

@@ -1,11 +1,12 @@
 /// Prepares a tone decoder's input on a thread of its own, a block at a
 /// time: makes the streams the decoder's analyses listen to (decimation,
 /// click blanking) and, while the decoder is busy, analyses frames ahead
-/// for it, choosing them as the decoder does in silence (a frame that
-/// holds nothing for any plan lets the next three be put off). The
-/// decoder uses what was analysed ahead and analyses the rest itself, so
-/// its events are exactly those of `ToneDecoder.process(_:emit:)` on the
-/// same input, however the work was shared.
+/// for it and measures what they hold for each plan, choosing the frames
+/// as the decoder does in silence (a frame that holds nothing for any
+/// plan lets the next three be put off). The decoder takes what was
+/// measured ahead and measures the rest itself, so its events are exactly
+/// those of `ToneDecoder.process(_:emit:)` on the same input, however the
+/// work was shared.
 ///
 /// Made and used on the preparing thread; the decoder it serves must not
 /// process anything else while blocks are in flight (the streams are
@@ -16,7 +17,7 @@ public final class ToneDecoderAhead {
     let ring: FrameRing
     let analyzer: SpectrumAnalyzer
     let stream: ToneStreams.Stream
-    let classifiers: [ToneFrameClassifier]
+    let classifiers: ClassifierSet
     var isQuiet = false
     var skipped = 0
 
@@ -27,7 +28,7 @@ public final class ToneDecoderAhead {
       analyzer = SpectrumAnalyzer(
         frameLength: analysis.analyzer.frameLength, sampleRate: analysis.analyzer.sampleRate)
       stream = analysis.stream
-      classifiers = analysis.plans.map(\.classifier)
+      classifiers = ClassifierSet(analysis.plans.map(\.classifier))
     }
   }
 
@@ -44,31 +45,36 @@ public final class ToneDecoderAhead {
   /// A block for up to `capacity` input samples at a time.
   public func makeBlock(capacity: Int) -> ToneBlock {
     let signalling = streams.maximumSignallingCount(forInput: capacity)
-    // Blanked samples lag by up to the blanker's hold (a few ms).
-    let streamCapacity = 2 * signalling + Int(0.05 * streams.signallingRate) + 64
+    // Signalling samples are kept apart when they are not the input itself;
+    // blanked ones lag by up to the blanker's hold (a few ms).
+    let streamCapacity =
+      (streams.isSignallingHeard && streams.signallingRate != streams.sampleRate ? signalling : 0)
+      + (streams.isBlankedHeard ? signalling + Int(0.05 * streams.signallingRate) + 64 : 0)
     return ToneBlock(
       capacity: capacity, streamCapacity: streamCapacity,
       frames: lookaheads.map { lookahead in
-        let samples = lookahead.stream == .full ? capacity : signalling + streamCapacity / 2
+        let samples =
+          lookahead.stream == .full
+          ? capacity : signalling + Int(0.05 * streams.signallingRate) + 64
         return AheadFrames(
-          binCount: lookahead.analyzer.binCount,
+          planCount: lookahead.classifiers.count,
           capacity: samples / lookahead.ring.hop + 2 * ToneDecoder.maximumSkip + 2)
       })
   }
 
-  /// Makes the streams of the `count` samples in `block.input` and
-  /// analyses frames ahead until `hurry` says the decoder is waiting.
+  /// Makes the streams of the `count` samples written into `block.input`
+  /// after those prepared so far, and analyses their frames ahead until
+  /// `hurry` says the decoder is waiting. The decoder then hears each
+  /// call's samples as it would one call of `ToneDecoder.process(_:emit:)`.
   public func prepare(_ block: ToneBlock, count: Int, hurry: () -> Bool) {
-    precondition(count <= block.capacity, "more input than the block holds")
-    block.reset()
-    streams.prepare(UnsafeBufferPointer(start: block.input, count: count)) {
-      hear($0, block.append($0, $1), block, hurry)
-    }
+    precondition(block.preparedCount + count <= block.capacity, "more input than the block holds")
+    let samples = UnsafeBufferPointer(start: block.input + block.preparedCount, count: count)
+    block.preparedCount += count
+    streams.prepare(samples) { hear($0, block.append($0, $1), block, hurry) }
   }
 
-  /// Fills `block` with the streams' ends, for `ToneDecoder.finish(_:emit:)`.
+  /// Adds the streams' ends to `block`, for `ToneDecoder.finish(_:emit:)`.
   public func prepareEnd(_ block: ToneBlock, hurry: () -> Bool) {
-    block.reset()
     streams.finish { hear($0, block.append($0, $1), block, hurry) }
   }
 
@@ -97,26 +103,29 @@ public final class ToneDecoderAhead {
       return
     }
     let newest = lookahead.ring.framesDue - 1
-    guard let spectrum = analyze(lookahead, hopsBefore: 0, number: newest, into: frames) else {
+    guard let measured = measure(lookahead, hopsBefore: 0, number: newest, into: frames) else {
       return
     }
-    let isQuiet = lookahead.classifiers.allSatisfy { $0.isQuiet(spectrum) }
+    var isQuiet = true
+    for index in 0..<lookahead.classifiers.count where !measured[index].isQuiet { isQuiet = false }
     if !isQuiet {
       for hops in stride(from: lookahead.skipped, through: 1, by: -1) {
-        _ = analyze(lookahead, hopsBefore: hops, number: newest - hops, into: frames)
+        _ = measure(lookahead, hopsBefore: hops, number: newest - hops, into: frames)
       }
     }
     lookahead.skipped = 0
     lookahead.isQuiet = isQuiet
   }
 
-  private func analyze(
+  private func measure(
     _ lookahead: Lookahead, hopsBefore hops: Int, number: Int, into frames: AheadFrames
-  ) -> Spectrum? {
+  ) -> UnsafeMutablePointer<FrameMeasurement>? {
     guard let slot = frames.add(number) else { return nil }
     let (first, second) = lookahead.ring.frame(hopsBefore: hops)
-    lookahead.analyzer.analyze(
-      first, second, power: frames.power(slot), values: frames.values(slot))
-    return lookahead.analyzer.spectrum(power: frames.power(slot), values: frames.values(slot))
+    lookahead.analyzer.analyze(first, second)
+    let spectrum = lookahead.analyzer.spectrum
+    let measured = frames.measurements(slot)
+    lookahead.classifiers.measure(spectrum, into: measured)
+    return measured
   }
 }

@@ -22,25 +22,49 @@ struct FrameTone: Equatable {
   static func == (a: FrameTone, b: FrameTone) -> Bool { a.symbol == b.symbol }
 }
 
+/// What one analysed frame holds for one plan before the tone in progress
+/// is taken into account (`ToneFrameClassifier.measure`, then `decide`).
+struct FrameMeasurement {
+  /// Whether the frame is too quiet for any finding with no tone in
+  /// progress, and with one held.
+  var isQuiet: Bool
+  var isQuietHolding: Bool
+  /// The tone the frame holds if any finding can: for pairs of tones, its
+  /// share is measured as far as a held tone needs.
+  var tone: FrameTone? = nil
+  /// For pairs of tones, their main lobes' raw share of the band (−1 for a
+  /// silent band).
+  var rawShare: Double = -1
+  /// Whether it also decides a frame with a tone held: a frame quiet for
+  /// any other, or a pair's share between what a held and what a new tone
+  /// needs, is measured that far only when asked (`measure(_:holding:)`).
+  var isComplete = true
+}
+
 /// Decides, frame by frame, whether a plan's tones are present: the
 /// strongest peak(s) in the plan's range must hold a share of the band's
 /// power, be loud enough, lie within the frequency tolerance of a nominal
 /// tone and, for DTMF, keep the twist within limits. Owned by the decoder.
 struct ToneFrameClassifier {
   private enum Layout {
-    /// DTMF: one tone from each group; `symbols[low × highCount + high]`.
-    case dual(low: [Double], high: [Double], symbols: [Int])
-    /// One tone per symbol, nominal frequencies in symbol order.
-    case single(frequencies: [Double])
+    /// DTMF: one tone from each group (`groups`).
+    case dual
+    /// One tone per symbol (`frequencies`).
+    case single
     /// Marker plus `base + step × code`.
     case characterCode(marker: Double, base: Double, step: Double)
   }
 
   private let layout: Layout
+  /// Pairs of tones: the nominal frequencies of each group, and the symbol
+  /// of each pair at `symbols[low × high.count + high]` (−1 for none).
+  private var groups: (low: [Double], high: [Double], symbols: [Int])
+  /// Single tones: the nominal frequencies in symbol order.
+  private var frequencies: [Double]
   private let settings: ToneDetectionSettings
   private let band: (Double, Double)
   private let search: (Double, Double)
-  private let toleranceHz: [Double]
+  private var toleranceHz: [Double]
   /// The band's, the search range's and the groups' split bins, for the
   /// frame length the decoder analyses (made for another on demand).
   private let binsFor: Bins
@@ -53,13 +77,13 @@ struct ToneFrameClassifier {
 
     init(_ classifier: ToneFrameClassifier, _ spectrum: Spectrum) {
       self.init(
-        layout: classifier.layout, band: classifier.band, search: classifier.search,
+        groups: classifier.groups, band: classifier.band, search: classifier.search,
         width: spectrum.binWidth, lastBin: spectrum.frameLength / 2)
     }
 
     init(
-      layout: Layout, band: (Double, Double), search: (Double, Double), width: Double,
-      lastBin: Int
+      groups: (low: [Double], high: [Double], symbols: [Int]), band: (Double, Double),
+      search: (Double, Double), width: Double, lastBin: Int
     ) {
       func bin(_ frequency: Double) -> Int {
         min(lastBin, max(0, Int((frequency / width).rounded())))
@@ -67,7 +91,7 @@ struct ToneFrameClassifier {
       self.width = width
       self.band = (bin(band.0), bin(band.1))
       self.search = (bin(search.0), bin(search.1))
-      if case .dual(let low, let high, _) = layout { split = bin((low.last! + high.first!) / 2) }
+      if let low = groups.low.last, let high = groups.high.first { split = bin((low + high) / 2) }
     }
   }
   /// The median share a pair of tones must hold over its run: a siren
@@ -94,7 +118,9 @@ struct ToneFrameClassifier {
         let column = high.firstIndex(of: entry.frequencies[1])!
         symbols[row * high.count + column] = index
       }
-      layout = .dual(low: low, high: high, symbols: symbols)
+      layout = .dual
+      groups = (low, high, symbols)
+      frequencies = []
       search = (low.first! * (1 - 2 * tolerance), high.last! * (1 + 2 * tolerance))
       // From 300 Hz, as a telephone or radio voice channel: a CTCSS sub-tone
       // or hum below it is no part of the signalling band.
@@ -107,7 +133,9 @@ struct ToneFrameClassifier {
       } else {
         frequencies = plan.symbols.map { $0.frequencies[0] }
       }
-      layout = .single(frequencies: frequencies)
+      layout = .single
+      groups = ([], [], [])
+      self.frequencies = frequencies
       let lowest = frequencies.min()!
       let highest = frequencies.max()!
       search = (lowest * (1 - 2 * tolerance), min(nyquist, highest * (1 + 2 * tolerance)))
@@ -119,132 +147,157 @@ struct ToneFrameClassifier {
       }
     case .characterCode(let marker, let base, let step):
       layout = .characterCode(marker: marker, base: base, step: step)
+      groups = ([], [], [])
+      frequencies = []
       search = (marker - step, min(nyquist, base + step * 127))
       band = (marker - 1_000, nyquist)
       toleranceHz = [0.4 * step]
     }
     binsFor = Bins(
-      layout: layout, band: band, search: search, width: sampleRate / Double(frameLength),
+      groups: groups, band: band, search: search, width: sampleRate / Double(frameLength),
       lastBin: frameLength / 2)
   }
 
-  /// The frame's tone for this plan, or `nil` when none qualifies. The
+  /// What a frame holds for this plan: `decide` takes it from there. The
   /// cheap tests (level, frequency) run first; the noise floor only for
-  /// frames that pass them.
-  /// `holding` is the tone in progress: its symbol is kept at
-  /// `holdingShare` while its level stays within 10 dB of the level given
-  /// (a pause between two presses of one key is never bridged).
-  /// `isLoud` is what `isQuiet(spectrum)` (not holding) already said of
-  /// the frame, negated, or `nil` when it was not asked.
-  func classify(
-    _ spectrum: Spectrum, holding: (symbol: Int, level: Double)? = nil,
-    isLoud: Bool? = nil
-  ) -> FrameTone? {
+  /// frames that pass them. Measured as far as a frame with no tone in
+  /// progress needs, or with `holding` as far as one with a tone held
+  /// needs (see `FrameMeasurement.isComplete`).
+  func measure(_ spectrum: Spectrum, holding: Bool = false) -> FrameMeasurement {
+    let bins = bins(for: spectrum)
     // Most frames hold no tone: rule them out by the lobes' raw share of
     // the band, before any logarithm, refinement or noise estimate.
-    switch isLoud {
-    case true?: break
-    case false? where isLenient(holding: holding != nil) == isLenient(holding: false):
-      return nil
-    default: guard !isQuiet(spectrum, holding: holding != nil) else { return nil }
+    let bandPower = spectrum.bandPower(bins: bins.band.0, bins.band.1)
+    let strongest: (Int, Int)
+    let lobes: Double
+    switch layout {
+    case .dual:
+      strongest = (
+        spectrum.strongestBin(bins.search.0, bins.split),
+        spectrum.strongestBin(bins.split, bins.search.1)
+      )
+      lobes = spectrum.lobe(around: strongest.0) + spectrum.lobe(around: strongest.1)
+    case .single, .characterCode:
+      strongest = (spectrum.strongestBin(bins.search.0, bins.search.1), 0)
+      lobes = spectrum.lobe(around: strongest.0)
+    }
+    var measured = FrameMeasurement(
+      isQuiet: isQuiet(lobes, of: bandPower, holding: false),
+      isQuietHolding: isQuiet(lobes, of: bandPower, holding: true))
+    guard !measured.isQuietHolding else { return measured }
+    guard holding || !measured.isQuiet else {
+      measured.isComplete = false
+      return measured
     }
     switch layout {
-    case .dual(let low, let high, let symbols):
-      let bins = bins(for: spectrum)
+    case .dual:
       guard
-        let lowPeak = spectrum.peak(bins: bins.search.0, bins.split),
-        let highPeak = spectrum.peak(bins: bins.split, bins.search.1),
-        let row = nearest(lowPeak.frequency, in: low),
-        let column = nearest(highPeak.frequency, in: high)
-      else { return nil }
+        let lowPeak = spectrum.peak(at: strongest.0),
+        let highPeak = spectrum.peak(at: strongest.1),
+        let row = nearest(lowPeak.frequency, in: groups.low),
+        let column = nearest(highPeak.frequency, in: groups.high)
+      else { return measured }
       let lowLevel = Decibels.fromAmplitude(lowPeak.amplitude) ?? -.infinity
       let highLevel = Decibels.fromAmplitude(highPeak.amplitude) ?? -.infinity
       // One frame's levels are noisy; the run's mean decides the twist.
       let twist = highLevel - lowLevel
-      let symbol = symbols[row * high.count + column]
-      let combinedLevel =
-        Decibels.fromAmplitude(
-          (lowPeak.amplitude * lowPeak.amplitude + highPeak.amplitude * highPeak.amplitude)
-            .squareRoot()) ?? -.infinity
-      let required =
-        isHeld(symbol, level: combinedLevel, holding)
-        ? settings.holdingShare : settings.minimumShare
+      let symbol = groups.symbols[row * groups.high.count + column]
       guard min(lowLevel, highLevel) >= settings.minimumLevel,
         twist >= settings.twist.lowerBound - 4, twist <= settings.twist.upperBound + 4,
-        symbol >= 0,
-        let share = tonalShare(
-          lowPeak.lobePower + highPeak.lobePower, lobes: 2, spectrum, atLeast: required),
-        share >= required
-      else { return nil }
+        symbol >= 0
+      else { return measured }
+      let lobePower = lowPeak.lobePower + highPeak.lobePower
+      let least = min(settings.holdingShare, settings.minimumShare)
+      let (rawShare, share) = tonalShare(
+        lobePower, lobes: 2, of: bandPower, spectrum,
+        atLeast: holding ? least : settings.minimumShare)
+      measured.isComplete = share != nil || rawShare < 0.5 * least
       let combined =
         (lowPeak.amplitude * lowPeak.amplitude + highPeak.amplitude * highPeak.amplitude)
         .squareRoot()
-      return FrameTone(
+      measured.rawShare = rawShare
+      measured.tone = FrameTone(
         symbol: symbol, frequencies: (lowPeak.frequency, highPeak.frequency),
         levels: (lowLevel, highLevel), level: Decibels.fromAmplitude(combined) ?? -.infinity,
-        share: share,
+        share: share ?? 0,
         phasors: (
-          spectrum.value(atBin: spectrum.bin(of: low[row])),
-          spectrum.value(atBin: spectrum.bin(of: high[column]))
+          spectrum.value(atBin: spectrum.bin(of: groups.low[row])),
+          spectrum.value(atBin: spectrum.bin(of: groups.high[column]))
         ))
-    case .single(let frequencies):
-      guard let peak = loudEnoughPeak(spectrum) else { return nil }
+    case .single:
+      guard let peak = loudEnoughPeak(spectrum, at: strongest.0) else { return measured }
       var best = 0
       for index in 1..<frequencies.count
       where abs(frequencies[index] - peak.frequency) < abs(frequencies[best] - peak.frequency) {
         best = index
       }
-      let level = Decibels.fromAmplitude(peak.amplitude) ?? -.infinity
-      let required =
-        isHeld(best, level: level, holding)
-        ? settings.holdingShare : settings.minimumShare
       guard abs(frequencies[best] - peak.frequency) <= 1.8 * toleranceHz[best],
         let share = tonalShare(
-          peak.lobePower, lobes: 1, spectrum, atLeast: settings.holdingShare),
+          peak.lobePower, lobes: 1, of: bandPower, spectrum, atLeast: settings.holdingShare
+        ).share,
         share >= settings.holdingShare
-      else { return nil }
-      var tone = single(best, peak, nominal: frequencies[best], share: share, spectrum)
-      tone.isWeak = share < required
-      return tone
+      else { return measured }
+      measured.tone = single(best, peak, nominal: frequencies[best], share: share, spectrum)
     case .characterCode(let marker, let base, let step):
-      guard let peak = loudEnoughPeak(spectrum) else { return nil }
+      guard let peak = loudEnoughPeak(spectrum, at: strongest.0) else { return measured }
       let code = ((peak.frequency - base) / step).rounded()
       let isMarker = abs(peak.frequency - marker) <= toleranceHz[0]
       guard
         isMarker
           || (code >= 32 && code < 127
             && abs(peak.frequency - (base + step * code)) <= toleranceHz[0]),
-        let share = tonalShare(peak.lobePower, lobes: 1, spectrum), share >= settings.minimumShare
-      else { return nil }
-      return isMarker
+        let share = tonalShare(peak.lobePower, lobes: 1, of: bandPower, spectrum, atLeast: 0.6)
+          .share,
+        share >= settings.minimumShare
+      else { return measured }
+      measured.tone =
+        isMarker
         ? single(0, peak, nominal: marker, share: share, spectrum)
         : single(Int(code), peak, nominal: base + step * code, share: share, spectrum)
     }
+    return measured
   }
 
-  /// Whether the frame cannot hold this plan's tones: their strongest main
-  /// lobes hold less than half the share any finding needs (one held, or a
-  /// weak single tone, needs `holdingShare`) of the band's raw power. The
+  /// The frame's tone for this plan, or `nil` when none qualifies.
+  /// `holding` is the tone in progress: its symbol is kept at
+  /// `holdingShare` while its level stays within 10 dB of the level given
+  /// (a pause between two presses of one key is never bridged). With a tone
+  /// held, `measured` must be complete.
+  func decide(_ measured: FrameMeasurement, holding: (symbol: Int, level: Double)?) -> FrameTone? {
+    if measured.isQuiet && (!isLenient(holding: holding != nil) || measured.isQuietHolding) {
+      return nil
+    }
+    guard var tone = measured.tone else { return nil }
+    let required =
+      isHeld(tone.symbol, level: tone.level, holding)
+      ? settings.holdingShare : settings.minimumShare
+    switch layout {
+    case .dual:
+      guard measured.rawShare >= 0.5 * required, tone.share >= required else { return nil }
+    case .single:
+      tone.isWeak = tone.share < required
+    case .characterCode:
+      break
+    }
+    return tone
+  }
+
+  /// Whether a frame cannot hold this plan's tones (with no tone in
+  /// progress, or with one held): their strongest main lobes (`lobes`)
+  /// hold less than half the share any finding needs (one held, or a weak
+  /// single tone, needs `holdingShare`) of the band's raw power. The
   /// decoder puts off frames while they are all quiet.
-  func isQuiet(_ spectrum: Spectrum, holding: Bool = false) -> Bool {
-    let bins = bins(for: spectrum)
-    let bandPower = spectrum.bandPower(bins: bins.band.0, bins.band.1)
+  private func isQuiet(_ lobes: Double, of bandPower: Double, holding: Bool) -> Bool {
     guard bandPower > 0 else { return true }
     let least =
       0.5
       * (isLenient(holding: holding)
         ? min(settings.holdingShare, settings.minimumShare) : settings.minimumShare)
       * bandPower
-    switch layout {
-    case .dual:
-      return spectrum.strongestLobe(bins: bins.search.0, bins.split)
-        + spectrum.strongestLobe(bins: bins.split, bins.search.1) < least
-    case .single, .characterCode:
-      return spectrum.strongestLobe(bins: bins.search.0, bins.search.1) < least
-    }
+    return lobes < least
   }
 
-  /// Whether `isQuiet` asks only the share a held (or weak) tone needs.
+  /// Whether a held (or weak) tone's frames need only the share a held tone needs.
   private func isLenient(holding: Bool) -> Bool {
     switch layout {
     case .single: true
@@ -266,22 +319,25 @@ struct ToneFrameClassifier {
   /// The share of the band's power above the noise floor that `lobePower`
   /// (the main lobes of `lobes` peaks) holds above the same floor: white
   /// noise does not make a tone less of a tone, speech's other harmonics do.
+  /// Also the lobes' raw share of the band; the share is `nil` when the raw
+  /// share alone is under half of `required` (no noise estimate is made).
   private func tonalShare(
-    _ lobePower: Double, lobes: Int, _ spectrum: Spectrum, atLeast required: Double = 0.6
-  ) -> Double? {
-    let (low, high) = bins(for: spectrum).band
-    let rawPower = spectrum.bandPower(bins: low, high)
+    _ lobePower: Double, lobes: Int, of rawPower: Double, _ spectrum: Spectrum,
+    atLeast required: Double
+  ) -> (raw: Double, share: Double?) {
+    guard rawPower > 0 else { return (-1, nil) }
+    let rawShare = lobePower / rawPower
     // Far too little even before the noise is taken out: skip the estimate.
-    guard rawPower > 0, lobePower / rawPower >= 0.5 * required else { return nil }
+    guard rawShare >= 0.5 * required else { return (rawShare, nil) }
+    let (low, high) = bins(for: spectrum).band
     let noise = spectrum.noisePower(bins: low, high)
     let noisePerBin = noise / Double(max(low, high) - low + 1)
     let tonal = max(0, lobePower - Double(5 * lobes) * noisePerBin)
-    return tonal / max(rawPower - noise, rawPower * 1e-3)
+    return (rawShare, tonal / max(rawPower - noise, rawPower * 1e-3))
   }
 
-  private func loudEnoughPeak(_ spectrum: Spectrum) -> SpectralPeak? {
-    let bins = bins(for: spectrum)
-    guard let peak = spectrum.peak(bins: bins.search.0, bins.search.1),
+  private func loudEnoughPeak(_ spectrum: Spectrum, at best: Int) -> SpectralPeak? {
+    guard let peak = spectrum.peak(at: best),
       (Decibels.fromAmplitude(peak.amplitude) ?? -.infinity) >= settings.minimumLevel
     else { return nil }
     return peak
@@ -297,13 +353,22 @@ struct ToneFrameClassifier {
       share: share, phasors: (spectrum.value(atBin: spectrum.bin(of: nominal)), (0, 0)))
   }
 
+  /// This classifier with copies of its tables.
+  func withTablesOfItsOwn() -> ToneFrameClassifier {
+    var copy = self
+    copy.groups = (groups.low.map { $0 }, groups.high.map { $0 }, groups.symbols.map { $0 })
+    copy.frequencies = frequencies.map { $0 }
+    copy.toleranceHz = toleranceHz.map { $0 }
+    return copy
+  }
+
   /// The nominal frequencies of a frame symbol.
   func nominalFrequencies(of symbol: Int) -> (Double, Double) {
     switch layout {
-    case .dual(let low, let high, let symbols):
-      let cell = symbols.firstIndex(of: symbol)!
-      return (low[cell / high.count], high[cell % high.count])
-    case .single(let frequencies): return (frequencies[symbol], 0)
+    case .dual:
+      let cell = groups.symbols.firstIndex(of: symbol)!
+      return (groups.low[cell / groups.high.count], groups.high[cell % groups.high.count])
+    case .single: return (frequencies[symbol], 0)
     case .characterCode(let marker, let base, let step):
       return (symbol == 0 ? marker : base + step * Double(symbol), 0)
     }
@@ -359,5 +424,41 @@ struct ToneFrameClassifier {
     }
     let error = abs(nominal[best] - frequency) / nominal[best]
     return error <= 1.8 * settings.frequencyTolerance ? best : nil
+  }
+}
+
+/// The classifiers of one analysis's plans in storage of their own: a
+/// frame is measured for each without copying one (a copy would count
+/// references to its tables on every frame), and a thread that measures
+/// ahead gets a set whose tables no other thread touches. Owned by one thread.
+final class ClassifierSet {
+  private let classifiers: UnsafeMutableBufferPointer<ToneFrameClassifier>
+
+  /// Copies of `classifiers`, down to their tables.
+  init(_ classifiers: [ToneFrameClassifier]) {
+    self.classifiers = .allocate(capacity: classifiers.count)
+    for (index, classifier) in classifiers.enumerated() {
+      (self.classifiers.baseAddress! + index).initialize(to: classifier.withTablesOfItsOwn())
+    }
+  }
+
+  deinit {
+    classifiers.deinitialize()
+    classifiers.deallocate()
+  }
+
+  var count: Int { classifiers.count }
+
+  /// What `spectrum` holds for each plan, written to `measured[0..<count]`
+  /// (initialised or not: measurements are plain values).
+  func measure(_ spectrum: Spectrum, into measured: UnsafeMutablePointer<FrameMeasurement>) {
+    for index in 0..<classifiers.count {
+      (measured + index).initialize(to: classifiers[index].measure(spectrum))
+    }
+  }
+
+  /// What `spectrum` holds for plan `index` with a tone held.
+  func measureHolding(_ spectrum: Spectrum, plan index: Int) -> FrameMeasurement {
+    classifiers[index].measure(spectrum, holding: true)
   }
 }

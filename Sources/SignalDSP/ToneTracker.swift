@@ -37,14 +37,19 @@ struct ToneRun {
 struct ToneTracker {
   private let hop: Double
   private let firstCentre: Double
-  private var recent: (FrameTone?, FrameTone?, FrameTone?) = (nil, nil, nil)
+  /// The symbols of the last three frames' findings (−1 for none, and for
+  /// a weak one), oldest first, and the last two findings themselves, by
+  /// frame index modulo 2.
+  private var recent = (-1, -1, -1)
+  private var latest: (FrameTone, FrameTone)
   private var frameIndex = -1
   private var runSymbol: Int?
   private var runFirstFrame = 0
   private var runFrames: [FrameTone?] = []
   /// The last frames' weak findings (`FrameTone.isWeak`), by frame index
-  /// modulo its size (a power of two).
-  private var weak = [FrameTone?](repeating: nil, count: 16)
+  /// modulo its size (a power of two), and the frame each slot holds.
+  private var weak: [FrameTone]
+  private var weakFrame = [Int](repeating: -1, count: 16)
   private static let weakMask = 15
   /// The last frame of the run closed last.
   private var lastRunEnd = -1
@@ -62,6 +67,9 @@ struct ToneTracker {
   init(hop: Double, firstCentre: Double) {
     self.hop = hop
     self.firstCentre = firstCentre
+    let none = FrameTone(symbol: -1, frequencies: (0, 0), levels: (0, 0), level: 0)
+    latest = (none, none)
+    weak = [FrameTone](repeating: none, count: 16)
     runFrames.reserveCapacity(4_096)
     shares.reserveCapacity(4_096)
     twists.reserveCapacity(4_096)
@@ -81,7 +89,7 @@ struct ToneTracker {
   /// frame's vote, or the latest frames hold weak findings (no longer than
   /// a run can reach back over).
   var isToneRising: Bool {
-    (runSymbol == nil && recent.2 != nil) || (weakStreak > 0 && weakStreak < weak.count)
+    (runSymbol == nil && recent.2 >= 0) || (weakStreak > 0 && weakStreak < weak.count)
   }
 
   /// Seconds of the centre of the latest decided frame.
@@ -90,25 +98,52 @@ struct ToneTracker {
   /// Takes the next frame's decision; returns the run it ended, if any.
   mutating func add(_ tone: FrameTone?) -> ToneRun? {
     frameIndex += 1
-    // A weak finding votes for nothing; it may only lengthen a run back.
-    weak[frameIndex & Self.weakMask] = tone?.isWeak == true ? tone : nil
+    guard let tone else {
+      // Nothing found, nothing held, nothing rising: nothing to decide.
+      if runSymbol == nil && recent == (-1, -1, -1) && weakStreak == 0 {
+        framesSinceWeak += 1
+        return nil
+      }
+      return add(symbol: -1, isWeak: false)
+    }
+    if tone.isWeak {
+      // A weak finding votes for nothing; it may only lengthen a run back.
+      let slot = frameIndex & Self.weakMask
+      weak[slot] = tone
+      weakFrame[slot] = frameIndex
+    } else if frameIndex & 1 == 0 {
+      latest.0 = tone
+    } else {
+      latest.1 = tone
+    }
+    return add(symbol: tone.symbol, isWeak: tone.isWeak)
+  }
+
+  /// `add` for a finding of `symbol` (−1 for none) already kept.
+  private mutating func add(symbol: Int, isWeak: Bool) -> ToneRun? {
     // A weak stretch survives one frame without a finding, as runs do.
-    if tone?.isWeak == true {
+    if isWeak {
       weakStreak += 1
       framesSinceWeak = 0
     } else {
       framesSinceWeak += 1
-      weakStreak = tone == nil && framesSinceWeak == 1 && weakStreak > 0 ? weakStreak + 1 : 0
+      weakStreak = symbol < 0 && framesSinceWeak == 1 && weakStreak > 0 ? weakStreak + 1 : 0
     }
-    recent = (recent.1, recent.2, tone?.isWeak == true ? nil : tone)
+    recent = (recent.1, recent.2, isWeak ? -1 : symbol)
     guard frameIndex >= 1 else { return nil }
     // Decide frame `frameIndex - 1` (the middle one) by majority.
-    let symbols = (recent.0?.symbol, recent.1?.symbol, recent.2?.symbol)
-    let decided: Int? =
-      symbols.1 == symbols.0 || symbols.1 == symbols.2
-      ? symbols.1 : (symbols.0 == symbols.2 ? symbols.0 : nil)
-    let middle = recent.1?.symbol == decided ? recent.1 : nil
-    return take(decided, data: middle, at: frameIndex - 1)
+    let decided =
+      recent.1 == recent.0 || recent.1 == recent.2
+      ? recent.1 : (recent.0 == recent.2 ? recent.0 : -1)
+    let middle: FrameTone? =
+      recent.1 == decided && decided >= 0 ? (frameIndex & 1 == 0 ? latest.1 : latest.0) : nil
+    return take(decided >= 0 ? decided : nil, data: middle, at: frameIndex - 1)
+  }
+
+  /// The weak finding of frame `index`, if it had one and is still kept.
+  private func weakFinding(_ index: Int) -> FrameTone? {
+    let slot = index & Self.weakMask
+    return weakFrame[slot] == index ? weak[slot] : nil
   }
 
   /// Ends the open run (end of stream).
@@ -131,11 +166,11 @@ struct ToneTracker {
       // tone that rose out of the noise slowly).
       var first = index
       while first - 1 > lastRunEnd, index - (first - 1) < weak.count,
-        let before = weak[(first - 1) & Self.weakMask], before.symbol == symbol
+        let before = weakFinding(first - 1), before.symbol == symbol
       {
         first -= 1
       }
-      for earlier in first..<index { runFrames.append(weak[earlier & Self.weakMask]) }
+      for earlier in first..<index { runFrames.append(weakFinding(earlier)) }
       runFirstFrame = first
       runFrames.append(data)
     }
