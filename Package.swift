@@ -25,8 +25,8 @@ let package = Package(
       name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
     .systemLibrary(
       name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-    .systemLibrary(
-      name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
+    // Declarations only: plotting loads libcairo.so.2 when it draws.
+    .systemLibrary(name: "CCairo", providers: [.apt(["libcairo2-dev"])]),
     .target(name: "DuplexIO", dependencies: ["CALSA"]),
     .target(name: "DuplexIOTesting", dependencies: ["DuplexIO"]),
     .target(name: "SignalDSP", dependencies: ["CFFTW"]),
@@ -73,6 +73,7 @@ let package = Package(
     .testTarget(name: "PlottingTests", dependencies: ["Plotting", "SignalDSP", "TestSupport"]),
     .testTarget(
       name: "MicLoopCLITests",
-      dependencies: ["MicLoopCLI", "MicLoopKit", "AudioFiles", "SignalDSP", "CCairo"]),
+      dependencies: ["MicLoopCLI", "MicLoopKit", "AudioFiles", "SignalDSP", "CCairo"],
+      linkerSettings: [.linkedLibrary("cairo")]),
   ]
 )

@@ -7,6 +7,7 @@ import MicLoopKit
 /// `micloop devices`: the capture and playback devices, like arecord -L / aplay -L.
 struct Devices: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "devices",
     abstract: "List ALSA capture and playback devices (names to use with -D).")
 
   @Flag(help: "Print JSON Lines, one device per line.")

@@ -11,6 +11,7 @@ import MicLoopKit
 /// `micloop latency`: round-trip latency of a playback→capture loop.
 struct Latency: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "latency",
     abstract:
       "Measure the round-trip latency of a playback → capture loop (a cable, or a sink and its monitor).",
     discussion: "Plays three chirps on --playback and finds them in --capture by cross-correlation."

@@ -12,6 +12,7 @@ import SignalDSP
 /// `micloop loopback`: microphone to speaker with gain, meter and recording.
 struct Loopback: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "loopback",
     abstract: "Monitor the microphone on the speaker, with gain, a live meter and recording.",
     discussion: """
       Keys on a terminal: up/down arrow (or +/-) change the gain by 1 dB, m mutes, q quits. \

@@ -65,6 +65,7 @@ struct TalkOptions: ParsableArguments {
 /// `micloop meter`: peak and RMS dBFS with talk/silence, from a file.
 struct Meter: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "meter",
     abstract: "Measure peak and RMS levels (dBFS) and detect talk/silence.",
     discussion: """
       Prints a line per interval with a level bar, peak and RMS dBFS and TALK/silence, \

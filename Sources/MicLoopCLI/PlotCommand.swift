@@ -8,6 +8,7 @@ import SignalDSP
 /// spectrogram on one time axis — as PNG, SVG or PDF.
 struct Plot: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "plot",
     abstract: "Draw an audio file: levels, talk, tones and a spectrogram (PNG, SVG or PDF).",
     discussion: """
       The top panel shows RMS (filled) and peak in dBFS every pixel, talk segments shaded \

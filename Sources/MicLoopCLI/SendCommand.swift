@@ -8,6 +8,7 @@ import SignalDSP
 /// `micloop send`: encode text with a tone plan (DTMF, 5-tone, Handshake …).
 struct Send: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "send",
     abstract: "Send text as signalling tones (DTMF, 5-tone selective call, Handshake …).",
     discussion: """
       Plans: \(TonePlan.names). Each plan's standard timing is used unless \

@@ -12,6 +12,7 @@ import SignalDSP
 /// `micloop tone`: a bench tone generator on a playback device or into a file.
 struct Tone: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "tone",
     abstract: "Play one or more sine tones on a device, or write them to a file.",
     discussion: """
       Tones fade in and out over 5 ms (raised cosine), so they never click. \

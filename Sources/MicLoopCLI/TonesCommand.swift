@@ -8,6 +8,7 @@ import SignalDSP
 /// capture device or a file.
 struct Tones: ParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "tones",
     abstract: "Decode signalling tones (DTMF, 5-tone selective call, Handshake …).",
     discussion: """
       Plans: \(TonePlan.names); several at once separated by commas \

@@ -72,12 +72,10 @@ public enum FileToneDecoder {
 
 /// A few `ToneBlock`s passed round between the reader thread, which fills
 /// them, and the calling thread, which decodes them; semaphores order
-/// every hand-over. While the calling thread waits for a block, the reader
-/// leaves the frames still to analyse to it and hands over what it has;
-/// else it fills a block up to `readsPerBlock` reads. Waking a thread that
-/// sleeps costs more than a block's decoding takes here: long blocks
-/// while the reader is ahead, and a short spin before the calling thread
-/// sleeps, keep the wake-ups few.
+/// every hand-over. While the calling thread has no block waiting, the
+/// reader leaves the frames still to measure to it and hands over what it
+/// has; else it fills a block up to `readsPerBlock` reads and measures
+/// ahead. Both spin briefly before sleeping on a hand-over.
 final class ToneBlockPipeline: @unchecked Sendable {
   enum Ending {
     case finished
@@ -93,8 +91,8 @@ final class ToneBlockPipeline: @unchecked Sendable {
   }
 
   let stopRequested = Atomic<Bool>(false)
-  /// Whether the calling thread waits for a block.
-  private let isWaiting = Atomic<Bool>(false)
+  /// Blocks filled and not yet taken by the calling thread.
+  private let ready = Atomic<Int>(0)
   private let slots: [Slot]
   private let free: DispatchSemaphore
   private let filled = DispatchSemaphore(value: 0)
@@ -105,7 +103,7 @@ final class ToneBlockPipeline: @unchecked Sendable {
   private let ahead: ToneDecoderAhead
   private let channel: Int?
   private let readFrames: Int
-  private static let readsPerBlock = 8
+  private static let readsPerBlock = 2
   private(set) var invalidSamples = 0
 
   init(reader: AudioFileReader, ahead: ToneDecoderAhead, channel: Int?, readFrames: Int) {
@@ -114,7 +112,7 @@ final class ToneBlockPipeline: @unchecked Sendable {
     self.channel = channel
     self.readFrames = readFrames
     let capacity = readFrames * Self.readsPerBlock
-    slots = (0..<4).map { _ in Slot(ahead.makeBlock(capacity: capacity)) }
+    slots = (0..<8).map { _ in Slot(ahead.makeBlock(capacity: capacity)) }
     free = DispatchSemaphore(value: slots.count)
   }
 
@@ -122,21 +120,25 @@ final class ToneBlockPipeline: @unchecked Sendable {
   /// a stop is asked for; the last block carries the ending.
   func produce() {
     let channels = reader.channelCount
-    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: readFrames * channels)
-    defer { buffer.deallocate() }
-    let hurry = { self.isWaiting.load(ordering: .relaxed) }
+    // Mono is read straight into the block; more channels are mixed into it.
+    let buffer =
+      channels > 1 ? UnsafeMutablePointer<Float>.allocate(capacity: readFrames * channels) : nil
+    defer { buffer?.deallocate() }
+    // The decoder has no block waiting: it is about to wait for this one.
+    let hurry = { self.ready.load(ordering: .relaxed) == 0 }
     while true {
-      free.wait()
+      Self.wait(free)
       let slot = slots[nextToFill]
       nextToFill = (nextToFill + 1) % slots.count
       let block = slot.block
       block.removeAll()
       slot.ending = nil
       for _ in 0..<Self.readsPerBlock {
+        let input = block.input + block.preparedCount
         var frames = 0
         if !stopRequested.load(ordering: .relaxed) {
           do throws(AudioFileError) {
-            frames = try reader.read(into: buffer, frameCount: readFrames)
+            frames = try reader.read(into: buffer ?? input, frameCount: readFrames)
           } catch {
             slot.ending = .failed(error)
             break
@@ -147,13 +149,16 @@ final class ToneBlockPipeline: @unchecked Sendable {
           slot.ending = .finished
           break
         }
-        invalidSamples += MonoMix.mix(
-          buffer, frameCount: frames, channelCount: channels, channel: channel,
-          into: block.input + block.preparedCount)
+        if buffer != nil || reader.canHoldNonFiniteSamples {
+          invalidSamples += MonoMix.mix(
+            buffer ?? input, frameCount: frames, channelCount: channels, channel: channel,
+            into: input)
+        }
         ahead.prepare(block, count: frames, hurry: hurry)
         if hurry() { break }
       }
       let isLast = slot.ending != nil
+      ready.add(1, ordering: .relaxed)
       filled.signal()
       if isLast { return }
     }
@@ -161,19 +166,17 @@ final class ToneBlockPipeline: @unchecked Sendable {
 
   /// The next filled block, waiting for the reader (calling thread).
   func nextFilled() -> Slot {
-    if filled.wait(timeout: .now()) == .timedOut {
-      isWaiting.store(true, ordering: .relaxed)
-      // The reader hands over within a read's preparation: spin for about
-      // that long before sleeping.
-      var isFilled = false
-      for _ in 0..<20_000 where filled.wait(timeout: .now()) == .success {
-        isFilled = true
-        break
-      }
-      if !isFilled { filled.wait() }
-      isWaiting.store(false, ordering: .relaxed)
-    }
+    Self.wait(filled)
+    ready.subtract(1, ordering: .relaxed)
     return slots[nextToEmpty]
+  }
+
+  /// Takes `semaphore`, spinning a while before sleeping: the other thread
+  /// hands over within a read's preparation, and waking a sleeping thread
+  /// costs more than that.
+  private static func wait(_ semaphore: DispatchSemaphore) {
+    for _ in 0..<20_000 where semaphore.wait(timeout: .now()) == .success { return }
+    semaphore.wait()
   }
 
   /// Hands the block from `nextFilled` back to the reader.

@@ -33,6 +33,7 @@ public struct PlotRenderer {
 
   /// Writes the plot of `data` to `path` as `format`.
   public func write(_ data: PlotData, to path: String, as format: PlotFormat) throws(PlotError) {
+    try CairoLibrary.load()
     let width = Double(layout.width)
     let height = Double(layout.height)
     let surface: OpaquePointer?

@@ -16,8 +16,8 @@ public struct FIRDecimator {
   /// The filter's group delay, in seconds of the input.
   public let delay: Double
   private let taps: [Float]
-  /// Inputs not yet done with (from the next output's window on), then
-  /// room for a block.
+  /// The inputs not yet done with (from the next output's window on),
+  /// with room to join them to the start of the next input.
   private var history: [Float]
   private var held: Int
   /// Where in `history` the next output's window starts.
@@ -50,50 +50,65 @@ public struct FIRDecimator {
     // Zeros to a whole number of eight: the dot product runs in vectors only.
     taps = coefficients.map(Float.init) + [Float](repeating: 0, count: (8 - count % 8) % 8)
     delay = middle / sampleRate
-    history = [Float](repeating: 0, count: taps.count - 1 + 8192)
+    history = [Float](repeating: 0, count: 2 * (taps.count + factor))
     held = taps.count - 1
   }
 
   /// The most outputs one call can give for `inputCount` samples.
   public func maximumOutputCount(forInput inputCount: Int) -> Int { inputCount / factor + 1 }
 
-  /// Filters and decimates `input` into `output`; returns the outputs written.
+  /// Filters and decimates `input` into `output`; returns the outputs
+  /// written. The windows that begin in what was held from before are
+  /// taken from a short join of it and the input's start; the rest straight
+  /// from `input`, which is never copied whole.
   public mutating func process(
     _ input: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>
   ) -> Int {
-    var produced = 0
-    var offset = 0
+    guard let samples = input.baseAddress, input.count > 0 else { return 0 }
     let length = taps.count
-    while offset < input.count {
-      let chunk = min(input.count - offset, history.count - held)
-      history.withUnsafeMutableBufferPointer { history in
-        let samples = history.baseAddress!
-        (samples + held).update(from: input.baseAddress! + offset, count: chunk)
-        taps.withUnsafeBufferPointer { taps in
-          // Output n uses history[n ..< n + length]; each is one dot
-          // product, two at a time sharing each load of the taps.
-          var start = phase
-          while start + factor + length <= held + chunk {
-            let pair = Self.dots(taps, samples + start, samples + start + factor)
-            output[produced] = pair.0
-            output[produced + 1] = pair.1
-            produced += 2
-            start += 2 * factor
-          }
-          if start + length <= held + chunk {
-            output[produced] = Self.dots(taps, samples + start, samples + start).0
-            produced += 1
-            start += factor
-          }
-          // Keep the inputs from the next output's window on.
-          let end = held + chunk
-          let first = min(start, end)
-          samples.update(from: samples + first, count: end - first)
-          phase = start - first
-          held = end - first
+    var produced = 0
+    // `start` counts from the first held sample: held ones, then the input.
+    var start = phase
+    history.withUnsafeMutableBufferPointer { history in
+      let joined = history.baseAddress!
+      // The windows that begin among the held samples.
+      let joinedCount = held + min(input.count, length + factor)
+      (joined + held).update(from: samples, count: joinedCount - held)
+      taps.withUnsafeBufferPointer { taps in
+        while start < held && start + length <= joinedCount {
+          output[produced] = Self.dots(taps, joined + start, joined + start).0
+          produced += 1
+          start += factor
+        }
+        // The rest, straight from the input, two at a time.
+        let end = held + input.count
+        while start >= held && start + factor + length <= end {
+          let window = samples + (start - held)
+          let pair = Self.dots(taps, window, window + factor)
+          output[produced] = pair.0
+          output[produced + 1] = pair.1
+          produced += 2
+          start += 2 * factor
+        }
+        if start >= held && start + length <= end {
+          output[produced] = Self.dots(taps, samples + (start - held), samples + (start - held)).0
+          produced += 1
+          start += factor
         }
       }
-      offset += chunk
+      // Keep the inputs from the next output's window on.
+      let end = held + input.count
+      let first = min(start, end)
+      let keep = end - first
+      if first < held {
+        // Still within what was held (a short input): slide it down.
+        joined.update(from: joined + first, count: held - first)
+        (joined + held - first).update(from: samples, count: input.count)
+      } else {
+        joined.update(from: samples + (first - held), count: keep)
+      }
+      phase = start - first
+      held = keep
     }
     return produced
   }

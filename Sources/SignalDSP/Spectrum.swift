@@ -40,10 +40,22 @@ struct Spectrum {
     min(lastBin, max(0, Int((frequency / binWidth).rounded())))
   }
 
-  /// Total power of the bins from `low` to `high`.
+  /// Total power of the bins from `low` to `high`, summed four ways at
+  /// once (a single running sum waits on every addition).
   func bandPower(bins low: Int, _ high: Int) -> Double {
-    var sum = 0.0
-    for bin in low...max(low, high) { sum += power[bin] }
+    let count = max(low, high) - low + 1
+    let bins = power + low
+    var sums = SIMD4<Double>()
+    var index = 0
+    while index + 4 <= count {
+      sums += SIMD4(bins[index], bins[index + 1], bins[index + 2], bins[index + 3])
+      index += 4
+    }
+    var sum = sums.sum()
+    while index < count {
+      sum += bins[index]
+      index += 1
+    }
     return sum
   }
 
@@ -59,11 +71,25 @@ struct Spectrum {
     return value / 0.357 * Double(count)
   }
 
-  /// The strongest bin from `low` (at least 1) to `high` (the first of equals).
+  /// The strongest bin from `low` (at least 1) to `high` (the first of
+  /// equals): the greatest power first, four bins at a time, then where it is.
   func strongestBin(_ low: Int, _ high: Int) -> Int {
     let low = max(1, low)
+    let high = max(low, high)
+    var greatest = SIMD4<Double>(repeating: 0)
+    var bin = low
+    while bin + 4 <= high + 1 {
+      greatest = pointwiseMax(
+        greatest, SIMD4(power[bin], power[bin + 1], power[bin + 2], power[bin + 3]))
+      bin += 4
+    }
+    var strongest = greatest.max()
+    while bin <= high {
+      strongest = max(strongest, power[bin])
+      bin += 1
+    }
     var best = low
-    for bin in low...max(low, high) where power[bin] > power[best] { best = bin }
+    while power[best] < strongest && best < high { best += 1 }
     return best
   }
 
