@@ -44,16 +44,18 @@ struct Spectrum {
   /// once (a single running sum waits on every addition).
   func bandPower(bins low: Int, _ high: Int) -> Double {
     let count = max(low, high) - low + 1
-    let bins = power + low
-    var sums = SIMD4<Double>()
+    let raw = UnsafeRawPointer(power + low)
+    var sums = (SIMD2<Double>(), SIMD2<Double>())
     var index = 0
     while index + 4 <= count {
-      sums += SIMD4(bins[index], bins[index + 1], bins[index + 2], bins[index + 3])
+      sums.0 += raw.loadUnaligned(fromByteOffset: 8 * index, as: SIMD2<Double>.self)
+      sums.1 += raw.loadUnaligned(fromByteOffset: 8 * index + 16, as: SIMD2<Double>.self)
       index += 4
     }
-    var sum = sums.sum()
+    let pair = sums.0 + sums.1
+    var sum = pair[0] + pair[1]
     while index < count {
-      sum += bins[index]
+      sum += power[low + index]
       index += 1
     }
     return sum
@@ -72,22 +74,21 @@ struct Spectrum {
   }
 
   /// The strongest bin from `low` (at least 1) to `high` (the first of
-  /// equals): the greatest power first, four bins at a time, then where it is.
+  /// equals): the greatest power first, two bins at a time without a branch
+  /// on their values, then where it is.
   func strongestBin(_ low: Int, _ high: Int) -> Int {
     let low = max(1, low)
     let high = max(low, high)
-    var greatest = SIMD4<Double>(repeating: 0)
+    let raw = UnsafeRawPointer(power)
+    var greatest = SIMD2<Double>()
     var bin = low
-    while bin + 4 <= high + 1 {
-      greatest = pointwiseMax(
-        greatest, SIMD4(power[bin], power[bin + 1], power[bin + 2], power[bin + 3]))
-      bin += 4
+    while bin + 2 <= high + 1 {
+      let pair = raw.loadUnaligned(fromByteOffset: 8 * bin, as: SIMD2<Double>.self)
+      greatest.replace(with: pair, where: pair .> greatest)
+      bin += 2
     }
-    var strongest = greatest.max()
-    while bin <= high {
-      strongest = max(strongest, power[bin])
-      bin += 1
-    }
+    var strongest = greatest[0] > greatest[1] ? greatest[0] : greatest[1]
+    if bin <= high && power[bin] > strongest { strongest = power[bin] }
     var best = low
     while power[best] < strongest && best < high { best += 1 }
     return best

@@ -44,8 +44,11 @@ struct FrameMeasurement {
 /// Decides, frame by frame, whether a plan's tones are present: the
 /// strongest peak(s) in the plan's range must hold a share of the band's
 /// power, be loud enough, lie within the frequency tolerance of a nominal
-/// tone and, for DTMF, keep the twist within limits. Owned by the decoder.
-struct ToneFrameClassifier {
+/// tone and, for DTMF, keep the twist within limits. Immutable; owned by
+/// the decoder, and a copy (`withTablesOfItsOwn`) by each other thread
+/// that measures: the reference counts of shared tables would be written
+/// from both.
+final class ToneFrameClassifier {
   private enum Layout {
     /// DTMF: one tone from each group (`groups`).
     case dual
@@ -58,13 +61,13 @@ struct ToneFrameClassifier {
   private let layout: Layout
   /// Pairs of tones: the nominal frequencies of each group, and the symbol
   /// of each pair at `symbols[low × high.count + high]` (−1 for none).
-  private var groups: (low: [Double], high: [Double], symbols: [Int])
+  private let groups: (low: [Double], high: [Double], symbols: [Int])
   /// Single tones: the nominal frequencies in symbol order.
-  private var frequencies: [Double]
+  private let frequencies: [Double]
   private let settings: ToneDetectionSettings
   private let band: (Double, Double)
   private let search: (Double, Double)
-  private var toleranceHz: [Double]
+  private let toleranceHz: [Double]
   /// The band's, the search range's and the groups' split bins, for the
   /// frame length the decoder analyses (made for another on demand).
   private let binsFor: Bins
@@ -354,12 +357,20 @@ struct ToneFrameClassifier {
   }
 
   /// This classifier with copies of its tables.
-  func withTablesOfItsOwn() -> ToneFrameClassifier {
-    var copy = self
-    copy.groups = (groups.low.map { $0 }, groups.high.map { $0 }, groups.symbols.map { $0 })
-    copy.frequencies = frequencies.map { $0 }
-    copy.toleranceHz = toleranceHz.map { $0 }
-    return copy
+  func withTablesOfItsOwn() -> ToneFrameClassifier { ToneFrameClassifier(copying: self) }
+
+  private init(copying other: ToneFrameClassifier) {
+    layout = other.layout
+    groups = (
+      other.groups.low.map { $0 }, other.groups.high.map { $0 }, other.groups.symbols.map { $0 }
+    )
+    frequencies = other.frequencies.map { $0 }
+    settings = other.settings
+    band = other.band
+    search = other.search
+    toleranceHz = other.toleranceHz.map { $0 }
+    binsFor = other.binsFor
+    runShare = other.runShare
   }
 
   /// The nominal frequencies of a frame symbol.
