@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFiles
 import Console
 import MicLoopKit
+import SignalDSP
 
 #if canImport(Glibc)
   import Glibc
@@ -11,6 +12,9 @@ import MicLoopKit
 /// one line on standard error with a non-zero exit status. Main thread.
 public func runMicLoop() -> Never {
   StandardOutput.guardStandardDescriptors()
+  // Tone decoding and plots analyse spectra: the FFT planner gets ready
+  // while the command line is read.
+  SpectrumAnalyzer.prepareInBackground()
   var command: ParsableCommand
   do {
     command = try MicLoop.parseAsRoot()

@@ -42,6 +42,37 @@ public final class SpectrumAnalyzer {
   /// module is made and destroyed under this one lock.
   static let plannerLock = Mutex(())
 
+  /// Readies FFTW's planner on a thread of its own and returns at once: the
+  /// planner's first use registers all its algorithms (about a
+  /// millisecond), which a program can so do while it starts up, before it
+  /// makes its first analyser. Any thread.
+  public static func prepareInBackground() {
+    var thread = pthread_t()
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+    pthread_create(
+      &thread, &attributes,
+      { _ in
+        SpectrumAnalyzer.prepare()
+        return nil
+      }, nil)
+    pthread_attr_destroy(&attributes)
+  }
+
+  /// Plans and forgets a small transform: FFTW's planner is ready after.
+  private static func prepare() {
+    let input = fftwf_alloc_real(16)!
+    let output = fftwf_alloc_complex(9)!
+    nonisolated(unsafe) let buffers = (input, output)
+    plannerLock.withLock { _ in
+      fftwf_destroy_plan(
+        fftwf_plan_dft_r2c_1d(16, buffers.0, buffers.1, UInt32(FFTW_ESTIMATE)))
+    }
+    fftwf_free(input)
+    fftwf_free(output)
+  }
+
   /// - Parameters:
   ///   - frameLength: samples per frame; `friendlyLength(near:)` picks a fast one.
   ///   - sampleRate: Hz, for converting bins to frequencies.
