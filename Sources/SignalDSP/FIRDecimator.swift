@@ -96,21 +96,67 @@ public struct FIRDecimator {
           start += factor
         }
       }
-      // Keep the inputs from the next output's window on.
-      let end = held + input.count
-      let first = min(start, end)
-      let keep = end - first
-      if first < held {
-        // Still within what was held (a short input): slide it down.
-        joined.update(from: joined + first, count: held - first)
-        (joined + held - first).update(from: samples, count: input.count)
-      } else {
-        joined.update(from: samples + (first - held), count: keep)
-      }
-      phase = start - first
-      held = keep
+      (phase, held) = Self.keep(from: start, held: held, of: joined, input)
     }
     return produced
+  }
+
+  /// How many outputs `process` would give for `count` more samples.
+  public func outputCount(forNext count: Int) -> Int {
+    let end = held + count
+    return phase + taps.count <= end ? (end - taps.count - phase) / factor + 1 : 0
+  }
+
+  /// Takes `input` as `process` would, without computing the outputs
+  /// (another filter restored to where this one was computes them);
+  /// returns how many there would have been.
+  public mutating func skip(_ input: UnsafeBufferPointer<Float>) -> Int {
+    guard input.count > 0 else { return 0 }
+    let outputs = outputCount(forNext: input.count)
+    let start = phase + outputs * factor
+    (phase, held) = history.withUnsafeMutableBufferPointer { [held] history in
+      Self.keep(from: start, held: held, of: history.baseAddress!, input)
+    }
+    return outputs
+  }
+
+  /// Keeps the inputs from the next output's window on (`start`, counted
+  /// from the first of the `held` samples, `joined`'s first) at the start
+  /// of `joined`; returns the new phase and count held.
+  private static func keep(
+    from start: Int, held: Int, of joined: UnsafeMutablePointer<Float>,
+    _ input: UnsafeBufferPointer<Float>
+  ) -> (phase: Int, held: Int) {
+    let samples = input.baseAddress!
+    let end = held + input.count
+    let first = min(start, end)
+    let keep = end - first
+    if first < held {
+      // Still within what was held (a short input): slide it down.
+      joined.update(from: joined + first, count: held - first)
+      (joined + held - first).update(from: samples, count: input.count)
+    } else {
+      joined.update(from: samples + (first - held), count: keep)
+    }
+    return (start - first, keep)
+  }
+
+  /// The most samples `save` writes.
+  public var stateSize: Int { taps.count + factor }
+
+  /// Writes where the filter stands (the inputs it still holds) to
+  /// `samples`; with what it returns, `restore` puts a filter of the same
+  /// design back there.
+  public func save(into samples: UnsafeMutablePointer<Float>) -> (held: Int, phase: Int) {
+    history.withUnsafeBufferPointer { samples.update(from: $0.baseAddress!, count: held) }
+    return (held, phase)
+  }
+
+  /// Stands the filter where `save` left one of the same design.
+  public mutating func restore(_ samples: UnsafePointer<Float>, held: Int, phase: Int) {
+    history.withUnsafeMutableBufferPointer { $0.baseAddress!.update(from: samples, count: held) }
+    self.held = held
+    self.phase = phase
   }
 
   /// The filter's outputs for the windows of `taps.count` samples at

@@ -8,8 +8,11 @@ final class FrameRing {
   private let history: UnsafeMutablePointer<Float>
   private var writeIndex = 0
   private var untilFrame: Int
-  /// Frames due so far: the newest is frame `framesDue - 1`.
+  /// Frames due so far: the newest is frame `framesDue - 1`, which began
+  /// at stream sample `(framesDue - 1) × hop`.
   private(set) var framesDue = 0
+  /// Samples written so far.
+  private(set) var written = 0
 
   init(frameLength: Int, hop: Int, extraHops: Int) {
     self.frameLength = frameLength
@@ -32,6 +35,7 @@ final class FrameRing {
       let chunk = min(samples.count - offset, untilFrame, capacity - writeIndex)
       (history + writeIndex).update(from: base + offset, count: chunk)
       offset += chunk
+      written += chunk
       writeIndex = (writeIndex + chunk) % capacity
       untilFrame -= chunk
       if untilFrame == 0 {

@@ -13,11 +13,14 @@ public final class ToneBlock {
   /// Input samples prepared since the block was last emptied.
   public internal(set) var preparedCount = 0
 
-  /// A stretch of one stream, in `input` or in `streamSamples`.
+  /// A stretch of one stream, in `input` or in `streamSamples`; or a chunk
+  /// of input left to the decoder to decimate into the signalling stream
+  /// (`decimator` ≥ 0: where the decimator stood, in `decimatorStates`).
   struct Segment {
     var stream: ToneStreams.Stream
     var start: UnsafePointer<Float>
     var count: Int
+    var decimator = -1
     var samples: UnsafeBufferPointer<Float> { UnsafeBufferPointer(start: start, count: count) }
   }
 
@@ -30,8 +33,13 @@ public final class ToneBlock {
   private var streamCount = 0
   /// Per analysis of the decoder (in its order), the frames analysed ahead.
   let frames: [AheadFrames]
+  /// Where the decimator stood before each chunk left undecimated: its
+  /// held samples (`stateSize` apiece), how many, and its phase.
+  private let decimatorStates: UnsafeMutablePointer<Float>
+  private let stateSize: Int
+  private var decimatorPositions: [(held: Int, phase: Int)] = []
 
-  init(capacity: Int, streamCapacity: Int, frames: [AheadFrames]) {
+  init(capacity: Int, streamCapacity: Int, decimatorStateSize: Int, frames: [AheadFrames]) {
     self.capacity = capacity
     // Samples and measurements are plain values, written before they are
     // read: left untouched until then, the pages cost nothing.
@@ -40,19 +48,45 @@ public final class ToneBlock {
     streamSamples = .allocate(capacity: streamCapacity)
     self.frames = frames
     segments.reserveCapacity(1024)
+    stateSize = decimatorStateSize
+    let chunks = capacity / ToneStreams.chunk + 2
+    decimatorStates = .allocate(capacity: chunks * stateSize)
+    decimatorPositions.reserveCapacity(chunks)
   }
 
   deinit {
     input.deallocate()
     streamSamples.deallocate()
+    decimatorStates.deallocate()
   }
 
   /// Empties the block for new input.
   public func removeAll() {
     preparedCount = 0
+    decimatorPositions.removeAll(keepingCapacity: true)
     segments.removeAll(keepingCapacity: true)
     streamCount = 0
     for frames in frames { frames.reset() }
+  }
+
+  /// Adds a chunk of input for the decoder to decimate, with where the
+  /// decimator stood before it.
+  func appendUndecimated(_ chunk: ToneStreams.Chunk) {
+    let index = decimatorPositions.count
+    decimatorPositions.append(chunk.save(decimatorStates + index * stateSize))
+    segments.append(
+      Segment(
+        stream: .signalling, start: chunk.samples.baseAddress!, count: chunk.samples.count,
+        decimator: index))
+  }
+
+  /// Where the decimator stood before segment `segment`'s chunk: its held
+  /// samples, how many, and its phase.
+  func decimatorState(_ segment: Segment) -> (UnsafePointer<Float>, held: Int, phase: Int) {
+    let position = decimatorPositions[segment.decimator]
+    return (
+      UnsafePointer(decimatorStates + segment.decimator * stateSize), position.held, position.phase
+    )
   }
 
   /// Adds a stretch of `stream`: kept where it is when it lies in `input`,

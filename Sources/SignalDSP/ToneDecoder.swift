@@ -92,6 +92,10 @@ public final class ToneDecoder {
   /// What the analyses listen to, made from the input.
   let streams: ToneStreams
   private var subAudible: [CTCSSDetector] = []
+  /// Decimates the input a `ToneDecoderAhead` left undecimated, into
+  /// `decimated`.
+  private var decimator: FIRDecimator?
+  private var decimated: UnsafeMutablePointer<Float>?
 
   /// - Throws: when a plan's tones do not fit below half of `sampleRate`.
   public init(
@@ -113,6 +117,10 @@ public final class ToneDecoder {
       sampleRate: sampleRate, bandTop: plans.compactMap(Self.bandTop).max() ?? 0,
       isFullHeard: heard.contains(.full) || heard.contains(nil),
       isSignallingHeard: heard.contains(.signalling), isBlankedHeard: heard.contains(.blanked))
+    if streams.canLeaveDecimation, let decimator = streams.decimatorCopy() {
+      self.decimator = decimator
+      decimated = .allocate(capacity: decimator.maximumOutputCount(forInput: ToneStreams.chunk))
+    }
     for (plan, stream) in zip(plans, heard) {
       guard let stream else {
         if case .subAudible(let table) = plan.kind {
@@ -233,7 +241,16 @@ public final class ToneDecoder {
   private func hear(_ block: ToneBlock, emit: (ToneDecoderEvent) -> Void) {
     for (analysis, frames) in zip(analyses, block.frames) { analysis.ahead = frames }
     defer { for analysis in analyses { analysis.ahead = nil } }
-    for segment in block.segments { hear(segment.stream, segment.samples, emit: emit) }
+    for segment in block.segments {
+      guard segment.decimator >= 0, let decimated else {
+        hear(segment.stream, segment.samples, emit: emit)
+        continue
+      }
+      let (held, count, phase) = block.decimatorState(segment)
+      decimator!.restore(held, held: count, phase: phase)
+      let produced = decimator!.process(segment.samples, into: decimated)
+      hear(.signalling, UnsafeBufferPointer(start: decimated, count: produced), emit: emit)
+    }
   }
 
   /// Gives `samples` of `stream` to its analyses (and the input to the
@@ -264,6 +281,8 @@ public final class ToneDecoder {
     }
     emit(.sequence(sequence))
   }
+
+  deinit { decimated?.deallocate() }
 
   /// Clicks blanked so far, in blocks of `blockLength` samples (about 0.5 ms).
   public var blankedClicks: Int { streams.blankedClicks }

@@ -20,6 +20,9 @@ public final class ToneDecoderAhead {
     let classifiers: ClassifierSet
     var isQuiet = false
     var skipped = 0
+    /// The first stream sample after the last stretch left to the decoder:
+    /// frames that begin before it hold samples this ring never had.
+    var validFrom = 0
 
     init(_ analysis: ToneDecoder.Analysis) {
       ring = FrameRing(
@@ -34,13 +37,21 @@ public final class ToneDecoderAhead {
 
   private let streams: ToneStreams
   private let lookaheads: [Lookahead]
+  /// Stands for the signalling samples of input left to the decoder.
+  private let silence: UnsafeMutablePointer<Float>
+  private let silenceCount: Int
 
   /// - Parameter decoder: the decoder whose blocks this prepares; from now
   ///   on it takes its input only as blocks from here.
   public init(for decoder: ToneDecoder) {
     streams = decoder.streams
     lookaheads = decoder.analyses.map(Lookahead.init)
+    silenceCount = streams.maximumSignallingCount(forInput: ToneStreams.chunk)
+    silence = .allocate(capacity: silenceCount)
+    silence.initialize(repeating: 0, count: silenceCount)
   }
+
+  deinit { silence.deallocate() }
 
   /// A block for up to `capacity` input samples at a time.
   public func makeBlock(capacity: Int) -> ToneBlock {
@@ -52,6 +63,7 @@ public final class ToneDecoderAhead {
       + (streams.isBlankedHeard ? signalling + Int(0.05 * streams.signallingRate) + 64 : 0)
     return ToneBlock(
       capacity: capacity, streamCapacity: streamCapacity,
+      decimatorStateSize: streams.decimatorCopy()?.stateSize ?? 0,
       frames: lookaheads.map { lookahead in
         let samples =
           lookahead.stream == .full
@@ -64,13 +76,35 @@ public final class ToneDecoderAhead {
 
   /// Makes the streams of the `count` samples written into `block.input`
   /// after those prepared so far, and analyses their frames ahead until
-  /// `hurry` says the decoder is waiting. The decoder then hears each
-  /// call's samples as it would one call of `ToneDecoder.process(_:emit:)`.
+  /// `hurry` says the decoder is waiting; from then on the input that only
+  /// the signalling stream hears is left to the decoder to decimate, too.
+  /// The decoder then hears each call's samples as it would one call of
+  /// `ToneDecoder.process(_:emit:)`.
   public func prepare(_ block: ToneBlock, count: Int, hurry: () -> Bool) {
     precondition(block.preparedCount + count <= block.capacity, "more input than the block holds")
     let samples = UnsafeBufferPointer(start: block.input + block.preparedCount, count: count)
     block.preparedCount += count
-    streams.prepare(samples) { hear($0, block.append($0, $1), block, hurry) }
+    streams.prepare(
+      samples,
+      leave: { chunk in
+        guard hurry() else { return false }
+        block.appendUndecimated(chunk)
+        skip(chunk.outputs)
+        return true
+      }
+    ) { hear($0, block.append($0, $1), block, hurry) }
+  }
+
+  /// Moves the signalling analyses' rings past `count` samples they never
+  /// see (left to the decoder), measuring none of the frames they touch.
+  private func skip(_ count: Int) {
+    precondition(count <= silenceCount, "more signalling samples than a chunk makes")
+    for lookahead in lookaheads where lookahead.stream == .signalling {
+      lookahead.ring.write(UnsafeBufferPointer(start: silence, count: count)) {}
+      lookahead.isQuiet = false
+      lookahead.skipped = 0
+      lookahead.validFrom = lookahead.ring.written
+    }
   }
 
   /// Adds the streams' ends to `block`, for `ToneDecoder.finish(_:emit:)`.
@@ -85,7 +119,7 @@ public final class ToneDecoderAhead {
     for (index, lookahead) in lookaheads.enumerated() where lookahead.stream == stream {
       let frames = block.frames[index]
       lookahead.ring.write(samples) {
-        if hurry() {
+        if hurry() || (lookahead.ring.framesDue - 1) * lookahead.ring.hop < lookahead.validFrom {
           // The decoder analyses from here on; start afresh when it is busy again.
           lookahead.isQuiet = false
           lookahead.skipped = 0
@@ -109,7 +143,8 @@ public final class ToneDecoderAhead {
     var isQuiet = true
     for index in 0..<lookahead.classifiers.count where !measured[index].isQuiet { isQuiet = false }
     if !isQuiet {
-      for hops in stride(from: lookahead.skipped, through: 1, by: -1) {
+      for hops in stride(from: lookahead.skipped, through: 1, by: -1)
+      where (newest - hops) * lookahead.ring.hop >= lookahead.validFrom {
         _ = measure(lookahead, hopsBefore: hops, number: newest - hops, into: frames)
       }
     }

@@ -58,9 +58,30 @@ final class ToneStreams {
   /// Clicks blanked so far, in blocks of about 0.5 ms.
   var blankedClicks: Int { blanker.blankedBlocks }
 
+  /// Whether another filter may decimate some of the input for these
+  /// streams (`prepare`'s `leave`): when decimated input feeds nothing but
+  /// the signalling stream (the blanker must see all of it, in order).
+  var canLeaveDecimation: Bool { decimator != nil && !isBlankedHeard }
+
+  /// A filter of the decimator's design, for decimating what `prepare`
+  /// leaves (restored to where the decimator stood, `FIRDecimator.restore`).
+  func decimatorCopy() -> FIRDecimator? { decimator }
+
+  /// A chunk of input `prepare` offers to have decimated elsewhere: its
+  /// samples, how many signalling samples it makes, and where the
+  /// decimator stands before it (`save` writes that, see `FIRDecimator.save`).
+  struct Chunk {
+    let samples: UnsafeBufferPointer<Float>
+    let outputs: Int
+    let save: (UnsafeMutablePointer<Float>) -> (held: Int, phase: Int)
+  }
+
   /// Makes the streams' part of `samples`, handing each stretch to `body`.
+  /// When `canLeaveDecimation`, `leave` is offered each chunk of input:
+  /// taking it (true), it has the chunk decimated elsewhere, and the
+  /// streams go on past it.
   func prepare(
-    _ samples: UnsafeBufferPointer<Float>,
+    _ samples: UnsafeBufferPointer<Float>, leave: (Chunk) -> Bool = { _ in false },
     _ body: (Stream, UnsafeBufferPointer<Float>) -> Void
   ) {
     if isFullHeard { body(.full, samples) }
@@ -69,9 +90,18 @@ final class ToneStreams {
     var offset = 0
     while offset < samples.count {
       let count = min(Self.chunk, samples.count - offset)
-      let produced = decimator.process(
-        UnsafeBufferPointer(rebasing: samples[offset..<offset + count]), into: decimated)
-      signalling(UnsafeBufferPointer(start: decimated, count: produced), body)
+      let chunk = UnsafeBufferPointer(rebasing: samples[offset..<offset + count])
+      if canLeaveDecimation
+        && leave(
+          Chunk(
+            samples: chunk, outputs: decimator.outputCount(forNext: count),
+            save: { decimator.save(into: $0) }))
+      {
+        _ = decimator.skip(chunk)
+      } else {
+        let produced = decimator.process(chunk, into: decimated)
+        signalling(UnsafeBufferPointer(start: decimated, count: produced), body)
+      }
       offset += count
     }
     self.decimator = decimator

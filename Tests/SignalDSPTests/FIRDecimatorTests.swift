@@ -1,5 +1,6 @@
 import Foundation
 import SignalDSP
+import TestSupport
 import Testing
 
 /// The decimator in front of tone analysis: the pass band unchanged, what
@@ -60,5 +61,49 @@ import Testing
     let peak = output.indices.max { output[$0] < output[$1] }!
     let time = Double(peak) / decimator.outputRate - decimator.delay
     #expect(abs(time - 0.1) <= 0.5 / decimator.outputRate, "\(time)")
+  }
+
+  /// A decimator that skips chunks (`skip`) and another restored to where
+  /// it stood before each (`save`, `restore`) make exactly the outputs one
+  /// decimator makes of the whole stream, in any chunk sizes.
+  @Test func chunksLeftToAnotherFilterComeOutTheSame() {
+    var random = SplitMix(seed: 9)
+    let input = (0..<20_000).map { _ in Float.random(in: -1...1, using: &random) }
+    var whole = FIRDecimator(factor: 5, sampleRate: 48_000, passBand: 3_400)
+    let expected = Self.decimate(input, &whole)
+    var streaming = FIRDecimator(factor: 5, sampleRate: 48_000, passBand: 3_400)
+    var elsewhere = streaming
+    let state = UnsafeMutablePointer<Float>.allocate(capacity: streaming.stateSize)
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: 5_000)
+    defer {
+      state.deallocate()
+      output.deallocate()
+    }
+    var result = [Float]()
+    var offset = 0
+    var size = 7
+    var chunk = 0
+    input.withUnsafeBufferPointer { all in
+      while offset < all.count {
+        let count = min(size, all.count - offset)
+        let piece = UnsafeBufferPointer(rebasing: all[offset..<offset + count])
+        if chunk % 3 == 1 {
+          let expectedCount = streaming.outputCount(forNext: count)
+          let (held, phase) = streaming.save(into: state)
+          let skipped = streaming.skip(piece)
+          elsewhere.restore(state, held: held, phase: phase)
+          let produced = elsewhere.process(piece, into: output)
+          #expect(produced == skipped && produced == expectedCount)
+          result += UnsafeBufferPointer(start: output, count: produced)
+        } else {
+          let produced = streaming.process(piece, into: output)
+          result += UnsafeBufferPointer(start: output, count: produced)
+        }
+        offset += count
+        chunk += 1
+        size = size * 7 % 3_001 + 1
+      }
+    }
+    #expect(result == expected)
   }
 }
