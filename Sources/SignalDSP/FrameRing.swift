@@ -26,7 +26,7 @@ final class FrameRing {
   deinit { history.deallocate() }
 
   /// Adds `samples`, calling `due` each time the next frame's last sample
-  /// has been added (the frame is then `frame(hopsBefore: 0)`).
+  /// has been added.
   @inline(__always)
   func write(_ samples: UnsafeBufferPointer<Float>, due: () -> Void) {
     guard let base = samples.baseAddress else { return }
@@ -46,10 +46,12 @@ final class FrameRing {
     }
   }
 
-  /// The frame that ended `hops` hops before the newest sample, as the two
-  /// contiguous pieces of the ring it lies in.
-  func frame(hopsBefore hops: Int) -> (UnsafeBufferPointer<Float>, UnsafeBufferPointer<Float>) {
-    let start = (writeIndex - hops * hop - frameLength + 2 * capacity) % capacity
+  /// Frame `number` (due, and still held), as the two contiguous pieces of
+  /// the ring it lies in.
+  func frame(_ number: Int) -> (UnsafeBufferPointer<Float>, UnsafeBufferPointer<Float>) {
+    let age = written - (number * hop + frameLength)
+    precondition(number < framesDue && age + frameLength <= capacity, "frame no longer held")
+    let start = (writeIndex - age - frameLength + 2 * capacity) % capacity
     let first = min(frameLength, capacity - start)
     return (
       UnsafeBufferPointer(start: history + start, count: first),

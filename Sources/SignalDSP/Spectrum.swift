@@ -18,8 +18,12 @@ struct Spectrum {
   let amplitudeScale: Double
   /// `frameLength / 2 + 1` powers.
   let power: UnsafePointer<Double>
-  /// `frameLength / 2 + 1` complex values, real and imaginary parts in turn.
+  /// `frameLength / 2 + 1` complex values, real and imaginary parts in
+  /// turn; or, for a frame transformed with another (`pairing` 0 for the
+  /// first, 1 for the second; −1 otherwise), the `frameLength` values of
+  /// their joint transform (see `PairedSpectrumAnalyzer`).
   let values: UnsafePointer<Float>
+  var pairing = -1
   /// Room for `2 × (frameLength / 2 + 1)` values: the noise estimate's
   /// work space. Owned by the analyser, like its thread.
   let scratch: UnsafeMutablePointer<Double>
@@ -28,7 +32,13 @@ struct Spectrum {
 
   /// The complex value of `bin`.
   func value(atBin bin: Int) -> (re: Double, im: Double) {
-    (Double(values[2 * bin]), Double(values[2 * bin + 1]))
+    guard pairing >= 0 else { return (Double(values[2 * bin]), Double(values[2 * bin + 1])) }
+    let mirror = bin == 0 ? 0 : frameLength - bin
+    let (re, im) = (values[2 * bin], values[2 * bin + 1])
+    let (mirrorRe, mirrorIm) = (values[2 * mirror], values[2 * mirror + 1])
+    return pairing == 0
+      ? (Double(re * 0.5 + mirrorRe * 0.5), Double(im * 0.5 - mirrorIm * 0.5))
+      : (Double(mirrorIm * 0.5 + im * 0.5), Double(mirrorRe * 0.5 - re * 0.5))
   }
 
   /// The power of `bin`, scaled so that a sine's main lobe (five bins)

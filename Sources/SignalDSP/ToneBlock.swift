@@ -157,10 +157,10 @@ final class AheadFrames {
   }
 
   /// The slot of frame `number`, if it was measured ahead. Frames are
-  /// asked for in order, but for the `ToneDecoder.maximumSkip` put off
-  /// before one: slots of frames older than that are passed over for good.
+  /// asked for in order, but for those put off before one: slots of frames
+  /// older than `ToneDecoder.framesHeld` are passed over for good.
   func slot(of number: Int) -> Int? {
-    let reach = ToneDecoder.maximumSkip
+    let reach = ToneDecoder.framesHeld
     while cursor < count && numbers[cursor] < number - reach { cursor += 1 }
     var index = cursor
     while index < count && numbers[index] <= number + reach {

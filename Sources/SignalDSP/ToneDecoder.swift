@@ -11,9 +11,11 @@
 /// Owned by one thread (not the audio thread: events allocate strings).
 public final class ToneDecoder {
   /// Frames of one length and hop from one stream, and the plans that
-  /// read their spectra.
+  /// read their spectra. Frames are analysed in pairs (2k and 2k + 1, one
+  /// transform for both; see `PairedSpectrumAnalyzer`), so frame 2k is
+  /// decided once frame 2k + 1 is due.
   final class Analysis {
-    let analyzer: SpectrumAnalyzer
+    let analyzer: PairedSpectrumAnalyzer
     let ring: FrameRing
     /// Which of the decoder's streams it listens to.
     let stream: ToneStreams.Stream
@@ -21,10 +23,13 @@ public final class ToneDecoder {
     /// The plans' classifiers, apart: frames are measured while the plans
     /// are worked on in place.
     private(set) var classifiers = ClassifierSet([])
-    /// What the latest frame analysed here holds for each plan.
+    /// The first frame of the pair the analyser holds, and which of its
+    /// two frames have been measured into `measured` (one set per frame).
+    private var pair = -1
+    private var measuredFrames = (false, false)
     private var measured: UnsafeMutablePointer<FrameMeasurement>
     /// Whether the last frame analysed held nothing any plan could use, and
-    /// how many frames since have been put off (see `frameDue`).
+    /// how many frames since have been put off (see `decide`).
     var isQuiet = false
     var skipped = 0
     /// Frames measured ahead on another thread, while a block of them is
@@ -33,8 +38,8 @@ public final class ToneDecoder {
 
     init(frameLength: Int, hop: Int, sampleRate: Double, stream: ToneStreams.Stream) {
       self.stream = stream
-      analyzer = SpectrumAnalyzer(frameLength: frameLength, sampleRate: sampleRate)
-      ring = FrameRing(frameLength: frameLength, hop: hop, extraHops: ToneDecoder.maximumSkip)
+      analyzer = PairedSpectrumAnalyzer(frameLength: frameLength, sampleRate: sampleRate)
+      ring = FrameRing(frameLength: frameLength, hop: hop, extraHops: ToneDecoder.framesHeld)
       measured = .allocate(capacity: 0)
     }
 
@@ -44,31 +49,45 @@ public final class ToneDecoder {
       plans.append(plan)
       classifiers = ClassifierSet(plans.map(\.classifier))
       measured.deallocate()
-      measured = .allocate(capacity: plans.count)
+      measured = .allocate(capacity: 2 * plans.count)
       measured.initialize(
-        repeating: FrameMeasurement(isQuiet: true, isQuietHolding: true), count: plans.count)
+        repeating: FrameMeasurement(isQuiet: true, isQuietHolding: true), count: 2 * plans.count)
+      pair = -1
     }
 
-    /// What the frame that ended `hops` hops before the newest one holds
-    /// for each plan, in plan order: measured ahead if it was, else
-    /// measured now (valid until the next frame is measured here).
-    func measurements(hopsBefore hops: Int) -> UnsafePointer<FrameMeasurement> {
-      if let ahead, let slot = ahead.slot(of: ring.framesDue - 1 - hops) {
+    /// What frame `number` holds for each plan, in plan order: measured
+    /// ahead if it was, else measured now (valid until another pair of
+    /// frames is analysed here).
+    func measurements(of number: Int) -> UnsafePointer<FrameMeasurement> {
+      if let ahead, let slot = ahead.slot(of: number) {
         return UnsafePointer(ahead.measurements(slot))
       }
-      let (first, second) = ring.frame(hopsBefore: hops)
-      analyzer.analyze(first, second)
-      let spectrum = analyzer.spectrum
-      classifiers.measure(spectrum, into: measured)
-      return UnsafePointer(measured)
+      let side = number & 1
+      let set = measured + side * classifiers.count
+      analyze(number)
+      if side == 0 ? !measuredFrames.0 : !measuredFrames.1 {
+        classifiers.measure(analyzer.spectrum(side), into: set)
+        if side == 0 { measuredFrames.0 = true } else { measuredFrames.1 = true }
+      }
+      return UnsafePointer(set)
     }
 
-    /// What the frame that ended `hops` hops before the newest one holds
-    /// for plan `index` with a tone held (`FrameMeasurement.isComplete`).
-    func completeMeasurement(ofPlan index: Int, hopsBefore hops: Int) -> FrameMeasurement {
-      let (first, second) = ring.frame(hopsBefore: hops)
-      analyzer.analyze(first, second)
-      return classifiers.measureHolding(analyzer.spectrum, plan: index)
+    /// What frame `number` holds for plan `index` with a tone held
+    /// (`FrameMeasurement.isComplete`).
+    func completeMeasurement(ofPlan index: Int, frame number: Int) -> FrameMeasurement {
+      analyze(number)
+      return classifiers.measureHolding(analyzer.spectrum(number & 1), plan: index)
+    }
+
+    /// Makes the analyser hold the pair of frame `number` (the second
+    /// frame silent when it is not due: the stream ended).
+    private func analyze(_ number: Int) {
+      let first = number & ~1
+      guard first != pair else { return }
+      analyzer.analyze(
+        ring.frame(first), first + 1 < ring.framesDue ? ring.frame(first + 1) : nil)
+      pair = first
+      measuredFrames = (false, false)
     }
   }
 
@@ -305,6 +324,10 @@ public final class ToneDecoder {
   private func close(emit: (ToneDecoderEvent) -> Void) {
     for detector in subAudible { detector.finish(emit: emit) }
     for analysis in analyses {
+      // The last frame, when it waits for a pair that will not come.
+      if analysis.ring.framesDue & 1 == 1 {
+        decide(analysis, frame: analysis.ring.framesDue - 1, emit: emit)
+      }
       for index in analysis.plans.indices {
         if let run = analysis.plans[index].tracker.finish(),
           analysis.plans[index].reportAfter == nil,
@@ -320,8 +343,20 @@ public final class ToneDecoder {
   /// Frames put off at most in a row while nothing is heard (a whole
   /// frame's length at 5 ms hops).
   static let maximumSkip = 3
+  /// Hops back a ring must reach: a frame decided with its pair's second
+  /// frame due, the frames put off before it, and their pairs' first ones.
+  static let framesHeld = maximumSkip + 2
 
-  /// The next frame is due. While frames hold nothing any plan could use
+  /// The next frame is due: an odd frame completes a pair, whose two
+  /// frames are decided in order.
+  private func frameDue(_ analysis: Analysis, emit: (ToneDecoderEvent) -> Void) {
+    let newest = analysis.ring.framesDue - 1
+    guard newest & 1 == 1 else { return }
+    decide(analysis, frame: newest - 1, emit: emit)
+    decide(analysis, frame: newest, emit: emit)
+  }
+
+  /// Decides frame `number`. While frames hold nothing any plan could use
   /// (not even the lobes' raw share a tone needs) and no tone is in
   /// progress, up to `maximumSkip` frames in a row are put off; the next
   /// one analysed decides: if it holds something, the ones put off are
@@ -329,12 +364,12 @@ public final class ToneDecoder {
   /// A tone long enough to report always fills one analysed frame, so the
   /// events are those of analysing every frame, for a quarter of the work
   /// in silence or noise.
-  private func frameDue(_ analysis: Analysis, emit: (ToneDecoderEvent) -> Void) {
+  private func decide(_ analysis: Analysis, frame number: Int, emit: (ToneDecoderEvent) -> Void) {
     if analysis.isQuiet && analysis.skipped < Self.maximumSkip {
       analysis.skipped += 1
       return
     }
-    var measured = analysis.measurements(hopsBefore: 0)
+    var measured = analysis.measurements(of: number)
     let skipped = analysis.skipped
     analysis.skipped = 0
     // The plans are worked on in place: no copies, no access checks per field.
@@ -345,15 +380,15 @@ public final class ToneDecoder {
         if !measured[index].isQuiet || tracker.isRunOpen || tracker.isToneRising { isQuiet = false }
       }
       if !isQuiet && skipped > 0 {
-        for age in stride(from: skipped, through: 1, by: -1) {
-          let earlier = analysis.measurements(hopsBefore: age)
+        for earlier in (number - skipped)..<number {
+          let measuredEarlier = analysis.measurements(of: earlier)
           for index in plans.indices {
             track(
-              &plans[index], earlier[index],
-              { analysis.completeMeasurement(ofPlan: index, hopsBefore: age) }, emit: emit)
+              &plans[index], measuredEarlier[index],
+              { analysis.completeMeasurement(ofPlan: index, frame: earlier) }, emit: emit)
           }
         }
-        measured = analysis.measurements(hopsBefore: 0)
+        measured = analysis.measurements(of: number)
       } else {
         for _ in 0..<skipped {
           for index in plans.indices { track(&plans[index], nil, emit: emit) }
@@ -362,7 +397,7 @@ public final class ToneDecoder {
       for index in plans.indices {
         track(
           &plans[index], measured[index],
-          { analysis.completeMeasurement(ofPlan: index, hopsBefore: 0) }, emit: emit)
+          { analysis.completeMeasurement(ofPlan: index, frame: number) }, emit: emit)
       }
       return isQuiet
     }

@@ -12,10 +12,11 @@
 /// process anything else while blocks are in flight (the streams are
 /// the decoder's own).
 public final class ToneDecoderAhead {
-  /// One of the decoder's analyses, seen from ahead.
+  /// One of the decoder's analyses, seen from ahead: its frames in the
+  /// same pairs.
   private final class Lookahead {
     let ring: FrameRing
-    let analyzer: SpectrumAnalyzer
+    let analyzer: PairedSpectrumAnalyzer
     let stream: ToneStreams.Stream
     let classifiers: ClassifierSet
     var isQuiet = false
@@ -23,12 +24,14 @@ public final class ToneDecoderAhead {
     /// The first stream sample after the last stretch left to the decoder:
     /// frames that begin before it hold samples this ring never had.
     var validFrom = 0
+    /// The first frame of the pair the analyser holds.
+    var pair = -1
 
     init(_ analysis: ToneDecoder.Analysis) {
       ring = FrameRing(
         frameLength: analysis.ring.frameLength, hop: analysis.ring.hop,
-        extraHops: ToneDecoder.maximumSkip)
-      analyzer = SpectrumAnalyzer(
+        extraHops: ToneDecoder.framesHeld)
+      analyzer = PairedSpectrumAnalyzer(
         frameLength: analysis.analyzer.frameLength, sampleRate: analysis.analyzer.sampleRate)
       stream = analysis.stream
       classifiers = ClassifierSet(analysis.plans.map(\.classifier))
@@ -70,7 +73,7 @@ public final class ToneDecoderAhead {
           ? capacity : signalling + Int(0.05 * streams.signallingRate) + 64
         return AheadFrames(
           planCount: lookahead.classifiers.count,
-          capacity: samples / lookahead.ring.hop + 2 * ToneDecoder.maximumSkip + 2)
+          capacity: samples / lookahead.ring.hop + 2 * ToneDecoder.framesHeld + 2)
       })
   }
 
@@ -119,33 +122,33 @@ public final class ToneDecoderAhead {
     for (index, lookahead) in lookaheads.enumerated() where lookahead.stream == stream {
       let frames = block.frames[index]
       lookahead.ring.write(samples) {
-        if hurry() || (lookahead.ring.framesDue - 1) * lookahead.ring.hop < lookahead.validFrom {
-          // The decoder analyses from here on; start afresh when it is busy again.
+        let newest = lookahead.ring.framesDue - 1
+        guard newest & 1 == 1 else { return }
+        if hurry() || (newest - 1) * lookahead.ring.hop < lookahead.validFrom {
+          // The decoder analyses these; start afresh when it is busy again.
           lookahead.isQuiet = false
           lookahead.skipped = 0
         } else {
-          frameDue(lookahead, frames)
+          decide(lookahead, frame: newest - 1, frames)
+          decide(lookahead, frame: newest, frames)
         }
       }
     }
   }
 
-  /// As `ToneDecoder.frameDue` puts off and analyses frames in silence.
-  private func frameDue(_ lookahead: Lookahead, _ frames: AheadFrames) {
+  /// As `ToneDecoder.decide` puts off and analyses frames in silence.
+  private func decide(_ lookahead: Lookahead, frame number: Int, _ frames: AheadFrames) {
     if lookahead.isQuiet && lookahead.skipped < ToneDecoder.maximumSkip {
       lookahead.skipped += 1
       return
     }
-    let newest = lookahead.ring.framesDue - 1
-    guard let measured = measure(lookahead, hopsBefore: 0, number: newest, into: frames) else {
-      return
-    }
+    guard let measured = measure(lookahead, frame: number, into: frames) else { return }
     var isQuiet = true
     for index in 0..<lookahead.classifiers.count where !measured[index].isQuiet { isQuiet = false }
     if !isQuiet {
-      for hops in stride(from: lookahead.skipped, through: 1, by: -1)
-      where (newest - hops) * lookahead.ring.hop >= lookahead.validFrom {
-        _ = measure(lookahead, hopsBefore: hops, number: newest - hops, into: frames)
+      for earlier in (number - lookahead.skipped)..<number
+      where (earlier & ~1) * lookahead.ring.hop >= lookahead.validFrom {
+        _ = measure(lookahead, frame: earlier, into: frames)
       }
     }
     lookahead.skipped = 0
@@ -153,14 +156,16 @@ public final class ToneDecoderAhead {
   }
 
   private func measure(
-    _ lookahead: Lookahead, hopsBefore hops: Int, number: Int, into frames: AheadFrames
+    _ lookahead: Lookahead, frame number: Int, into frames: AheadFrames
   ) -> UnsafeMutablePointer<FrameMeasurement>? {
     guard let slot = frames.add(number) else { return nil }
-    let (first, second) = lookahead.ring.frame(hopsBefore: hops)
-    lookahead.analyzer.analyze(first, second)
-    let spectrum = lookahead.analyzer.spectrum
+    let first = number & ~1
+    if first != lookahead.pair {
+      lookahead.analyzer.analyze(lookahead.ring.frame(first), lookahead.ring.frame(first + 1))
+      lookahead.pair = first
+    }
     let measured = frames.measurements(slot)
-    lookahead.classifiers.measure(spectrum, into: measured)
+    lookahead.classifiers.measure(lookahead.analyzer.spectrum(number & 1), into: measured)
     return measured
   }
 }
