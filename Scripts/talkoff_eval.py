@@ -94,7 +94,7 @@ def decode(micloop, plans, path):
     if out.returncode != 0:
         raise RuntimeError(out.stderr)
     events = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
-    return [e for e in events if e["event"] in ("tone", "sequence", "page")]
+    return [e for e in events if e["event"] in ("tone", "tone_start", "sequence", "page")]
 
 
 def main():

@@ -6,31 +6,8 @@ public enum ToneEventFormat {
   /// One JSON object (without the newline).
   public static func json(_ event: ToneDecoderEvent) -> String {
     switch event {
-    case .tone(let tone):
-      // Built piece by piece into one buffer: a long decode prints thousands.
-      var line = "{\"event\":\"tone\",\"time\":"
-      line.reserveCapacity(192)
-      line += JSONLines.time(tone.time)
-      line += ",\"duration\":"
-      line += JSONLines.time(tone.duration)
-      line += ",\"plan\":"
-      line += JSONLines.quoted(tone.plan)
-      line += ",\"symbol\":"
-      line += JSONLines.quoted(String(tone.symbol))
-      line += ",\"frequencies\":["
-      for (index, frequency) in tone.frequencies.enumerated() {
-        if index > 0 { line += "," }
-        line += DecimalFormatting.fixed(frequency, places: 1)
-      }
-      line += "],\"level_dbfs\":"
-      line += DecimalFormatting.json(tone.levels.max(), places: 1)
-      line += ",\"levels_dbfs\":["
-      for (index, level) in tone.levels.enumerated() {
-        if index > 0 { line += "," }
-        line += DecimalFormatting.json(level, places: 1)
-      }
-      line += "]}"
-      return line
+    case .tone(let tone): return json(tone, event: "tone")
+    case .toneStart(let tone): return json(tone, event: "tone_start")
     case .sequence(let sequence):
       return
         "{\"event\":\"sequence\",\"time\":\(JSONLines.time(sequence.time)),\"duration\":\(JSONLines.time(sequence.duration)),\"plan\":\(JSONLines.quoted(sequence.plan)),\"text\":\(JSONLines.quoted(sequence.text)),\"symbols\":\(JSONLines.quoted(sequence.symbols))"
@@ -40,6 +17,36 @@ public enum ToneEventFormat {
       return
         "{\"event\":\"page\",\"time\":\(JSONLines.time(page.time)),\"duration\":\(JSONLines.time(page.duration)),\"plan\":\(JSONLines.quoted(page.plan)),\"frequencies\":[\(frequencies.joined(separator: ","))],\"group\":\(page.isGroupCall)}"
     }
+  }
+
+  /// A `tone` or `tone_start` object, built piece by piece into one buffer
+  /// (a long decode prints thousands).
+  private static func json(_ tone: DecodedTone, event: String) -> String {
+    var line = "{\"event\":\""
+    line.reserveCapacity(192)
+    line += event
+    line += "\",\"time\":"
+    line += JSONLines.time(tone.time)
+    line += ",\"duration\":"
+    line += JSONLines.time(tone.duration)
+    line += ",\"plan\":"
+    line += JSONLines.quoted(tone.plan)
+    line += ",\"symbol\":"
+    line += JSONLines.quoted(String(tone.symbol))
+    line += ",\"frequencies\":["
+    for (index, frequency) in tone.frequencies.enumerated() {
+      if index > 0 { line += "," }
+      line += DecimalFormatting.fixed(frequency, places: 1)
+    }
+    line += "],\"level_dbfs\":"
+    line += DecimalFormatting.json(tone.levels.max(), places: 1)
+    line += ",\"levels_dbfs\":["
+    for (index, level) in tone.levels.enumerated() {
+      if index > 0 { line += "," }
+      line += DecimalFormatting.json(level, places: 1)
+    }
+    line += "]}"
+    return line
   }
 
   /// The closing `summary` object.
@@ -52,14 +59,9 @@ public enum ToneEventFormat {
   public static func text(_ event: ToneDecoderEvent) -> String {
     switch event {
     case .tone(let tone):
-      let frequencies =
-        tone.frequencies.map { DecimalFormatting.fixed($0, places: 1) }.joined(separator: " + ")
-        + " Hz"
-      let level = tone.levels.max().map { DecimalFormatting.fixed($0, places: 1) } ?? "-"
-      return padded(DecimalFormatting.fixed(tone.time, places: 3), 8) + " s  "
-        + padded(tone.plan, -10) + padded(String(tone.symbol), -3)
-        + padded(frequencies, 18) + "  " + padded(level, 6) + " dBFS  "
-        + padded(String(Int((tone.duration * 1000).rounded())), 4) + " ms"
+      return text(tone) + padded(String(Int((tone.duration * 1000).rounded())), 4) + " ms"
+    case .toneStart(let tone):
+      return text(tone) + "started"
     case .sequence(let sequence) where sequence.plan == TonePlan.siren.name:
       return padded(DecimalFormatting.fixed(sequence.time, places: 3), 8) + " s  "
         + padded(sequence.plan, -10) + "SIGNAL \"" + sequence.text + "\""
@@ -77,6 +79,17 @@ public enum ToneEventFormat {
         + (page.isGroupCall ? "GROUP PAGE " : "PAGE ") + page.plan + "  " + frequencies + "  "
         + String(Int((page.duration * 1000).rounded())) + " ms"
     }
+  }
+
+  /// A tone's line up to its duration.
+  private static func text(_ tone: DecodedTone) -> String {
+    let frequencies =
+      tone.frequencies.map { DecimalFormatting.fixed($0, places: 1) }.joined(separator: " + ")
+      + " Hz"
+    let level = tone.levels.max().map { DecimalFormatting.fixed($0, places: 1) } ?? "-"
+    return padded(DecimalFormatting.fixed(tone.time, places: 3), 8) + " s  "
+      + padded(tone.plan, -10) + padded(String(tone.symbol), -3)
+      + padded(frequencies, 18) + "  " + padded(level, 6) + " dBFS  "
   }
 
   /// Right-aligns in `width` columns, or left-aligns for a negative width.

@@ -139,9 +139,10 @@ final class EventHook {
   /// The environment variables describing `event`.
   static func variables(_ event: ToneDecoderEvent) -> [String] {
     switch event {
-    case .tone(let tone):
+    case .tone(let tone), .toneStart(let tone):
+      let name = if case .toneStart = event { "tone_start" } else { "tone" }
       return [
-        "MICLOOP_EVENT=tone", "MICLOOP_PLAN=\(tone.plan)",
+        "MICLOOP_EVENT=\(name)", "MICLOOP_PLAN=\(tone.plan)",
         "MICLOOP_TIME=\(DecimalFormatting.fixed(tone.time, places: 3))",
         "MICLOOP_DURATION=\(DecimalFormatting.fixed(tone.duration, places: 3))",
         "MICLOOP_SYMBOL=\(tone.symbol)",
@@ -172,6 +173,9 @@ final class EventHook {
     case .tone(let tone):
       return
         "the \(tone.plan) tone \(tone.symbol) at \(DecimalFormatting.fixed(tone.time, places: 3)) s"
+    case .toneStart(let tone):
+      return
+        "the start of the \(tone.plan) tone \(tone.symbol) at \(DecimalFormatting.fixed(tone.time, places: 3)) s"
     case .sequence(let sequence):
       return
         "the \(sequence.plan) \(sequence.plan == "handshake" ? "text" : sequence.plan == "siren" ? "signal" : "call") \"\(sequence.text)\" at \(DecimalFormatting.fixed(sequence.time, places: 3)) s"

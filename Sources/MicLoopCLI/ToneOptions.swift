@@ -137,6 +137,7 @@ final class LiveTones {
     repeats.filter(event) { admitted in
       switch admitted {
       case .tone: toneCount += 1
+      case .toneStart: break
       case .sequence, .page: sequenceCount += 1
       }
       report(admitted)

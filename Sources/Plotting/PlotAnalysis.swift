@@ -78,6 +78,8 @@ public enum PlotAnalysis {
           data.tones.append(
             ToneMark(time: tone.time, duration: tone.duration, label: String(tone.symbol)))
         }
+      case .toneStart:
+        break
       case .sequence(let call):
         data.tones.append(ToneMark(time: call.time, duration: call.duration, label: call.text))
       case .page(let page):

@@ -15,8 +15,9 @@ import Synchronization
 /// between 62 and 262 Hz are measured by parabolic interpolation. A peak
 /// within ±0.6 % of a standard tone, steady to ±0.35 Hz over three frames,
 /// acquires that tone (about 240 ms after it starts); it holds while the
-/// tone keeps being found and ends after 100 ms without it; it is reported
-/// when it lasted 0.8 s. Voice pitch glides, so it neither holds a
+/// tone keeps being found and ends after 100 ms without it. Once it has
+/// lasted 0.8 s its start is reported (`toneStart`), and the whole tone
+/// when it ends. Voice pitch glides, so it neither holds a
 /// standard frequency steadily nor long. Music does hold notes (and many
 /// notes are within 0.6 % of a standard tone: C♯2 is 69.3 Hz), but never
 /// one alone: a tone acquired or held while another sharp peak between 40
@@ -64,6 +65,13 @@ final class CTCSSDetector {
     /// Frames that found the tone, and of those, how many beside another steady peak.
     var frames = 0
     var crowdedFrames = 0
+    /// Whether its start was reported (it is then reported when it ends).
+    var isAnnounced = false
+
+    /// Whether it is a sub-tone: long enough, and alone often enough.
+    func qualifies(minimumDuration: Double) -> Bool {
+      lastSeen - start >= minimumDuration && crowdedFrames * 5 <= frames
+    }
   }
 
   let plan: String
@@ -257,6 +265,10 @@ final class CTCSSDetector {
         current.peakLevel = max(current.peakLevel, match.level)
         current.frames += 1
         if anotherSteadyPeak(than: match.frequency) { current.crowdedFrames += 1 }
+        if !current.isAnnounced && current.qualifies(minimumDuration: minimumDuration) {
+          current.isAnnounced = true
+          emit(.toneStart(decoded(current)))
+        }
         active = current
       } else {
         current.misses += 1
@@ -292,13 +304,14 @@ final class CTCSSDetector {
   }
 
   private func report(_ tone: Active, emit: (ToneDecoderEvent) -> Void) {
-    let duration = tone.lastSeen - tone.start
     // Music holds notes as steadily as an encoder, but never one alone.
-    guard duration >= minimumDuration, tone.crowdedFrames * 5 <= tone.frames else { return }
-    emit(
-      .tone(
-        DecodedTone(
-          plan: plan, time: max(0, tone.start), duration: duration, symbol: "~",
-          frequencies: [tones[tone.tone]], levels: [tone.peakLevel])))
+    guard tone.isAnnounced || tone.qualifies(minimumDuration: minimumDuration) else { return }
+    emit(.tone(decoded(tone)))
+  }
+
+  private func decoded(_ tone: Active) -> DecodedTone {
+    DecodedTone(
+      plan: plan, time: max(0, tone.start), duration: tone.lastSeen - tone.start, symbol: "~",
+      frequencies: [tones[tone.tone]], levels: [tone.peakLevel])
   }
 }

@@ -32,6 +32,8 @@ public struct RepeatSuppressor: Sendable {
     switch event {
     case .tone(let tone):
       if callPlans.contains(tone.plan) { held.append(tone) } else { emit(event) }
+    case .toneStart:
+      emit(event)
     case .sequence(let call):
       let key = call.plan + "\u{0}" + call.symbols
       let tones = held.filter { $0.plan == call.plan }

@@ -54,14 +54,15 @@ struct ToneInterpreter {
       if run.duration >= shortest { emit(.tone(decoded(run))) }
     case .sequential, .characterCode, .pager:
       // Noise can cut a tone in two: pieces of one symbol close together
-      // are one tone (a sequence never sends a symbol twice in a row).
-      if let last = pending.last, last.symbol == run.symbol, run.start - last.end <= maximumGap {
+      // and as loud are one tone (a sequence never sends a symbol twice in
+      // a row).
+      if let last = pending.last, isPiece(run, of: last) {
         pending[pending.count - 1].duration = run.end - last.start
         fragment = nil
         return
       }
       var run = run
-      if let piece = fragment, piece.symbol == run.symbol, run.start - piece.end <= maximumGap {
+      if let piece = fragment, isPiece(run, of: piece) {
         run.duration = run.end - piece.start
         run.start = piece.start
       }
@@ -76,6 +77,14 @@ struct ToneInterpreter {
       }
       pending.append(run)
     }
+  }
+
+  /// Whether `run` continues `earlier`, a piece of the same tone a burst
+  /// of noise cut off: the same symbol, soon after, within 12 dB (not the
+  /// tone's own echo in a receiver's filters, 20 dB down).
+  private func isPiece(_ run: ToneRun, of earlier: ToneRun) -> Bool {
+    earlier.symbol == run.symbol && run.start - earlier.end <= maximumGap
+      && abs(run.levels.0 - earlier.levels.0) <= 12
   }
 
   /// Whether `run` can belong to the 5-tone sequence pending: one encoder

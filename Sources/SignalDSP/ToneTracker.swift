@@ -31,9 +31,10 @@ struct ToneRun {
 
 /// Turns per-frame decisions of one plan into runs. A majority vote over
 /// three frames bridges a single missing or stray frame (a noise burst, a
-/// transition) at the cost of one frame of delay. Weak findings (a single
-/// tone with less than the full share) never start a run, but those just
-/// before a run of their symbol join it. Owned by the decoder.
+/// transition) at the cost of one frame of delay; plans with long tones
+/// bridge longer gaps (`bridgedGap`). Weak findings (a single tone with
+/// less than the full share) never start a run, but those just before a
+/// run of their symbol join it. Owned by the decoder.
 struct ToneTracker {
   private let hop: Double
   private let firstCentre: Double
@@ -51,6 +52,8 @@ struct ToneTracker {
   private var weak: [FrameTone]
   private var weakFrame = [Int](repeating: -1, count: 16)
   private static let weakMask = 15
+  /// Frames without a finding a weak stretch survives.
+  private static let weakGap = 2
   /// The last frame of the run closed last.
   private var lastRunEnd = -1
   /// Frames in the latest stretch of weak findings, and frames since the last.
@@ -58,15 +61,23 @@ struct ToneTracker {
   private var framesSinceWeak = 0
   /// Whether `runReaching` has reported the open run.
   private var isOngoingReported = false
+  /// Frames without a finding an open run waits through before it ends,
+  /// and those it has waited so far.
+  private let bridgedGap: Int
+  private var gapFrames = 0
   private var shares: [Double] = []
   private var twists: [Double] = []
 
   /// - Parameters:
   ///   - hop: seconds between frames.
   ///   - firstCentre: seconds from the stream start to the first frame's centre.
-  init(hop: Double, firstCentre: Double) {
+  ///   - bridgedGap: frames without a finding a run outlasts when its tone
+  ///     comes back after them (the tone is then held, needing only the
+  ///     holding share); 0 ends it as soon as the vote does.
+  init(hop: Double, firstCentre: Double, bridgedGap: Int = 0) {
     self.hop = hop
     self.firstCentre = firstCentre
+    self.bridgedGap = bridgedGap
     let none = FrameTone(symbol: -1, frequencies: (0, 0), levels: (0, 0), level: 0)
     latest = (none, none)
     weak = [FrameTone](repeating: none, count: 16)
@@ -121,13 +132,16 @@ struct ToneTracker {
 
   /// `add` for a finding of `symbol` (−1 for none) already kept.
   private mutating func add(symbol: Int, isWeak: Bool) -> ToneRun? {
-    // A weak stretch survives one frame without a finding, as runs do.
+    // A weak stretch survives two frames without a finding (a tone near
+    // the top of a noisy FM channel's band drops under the holding share
+    // that long).
     if isWeak {
       weakStreak += 1
       framesSinceWeak = 0
     } else {
       framesSinceWeak += 1
-      weakStreak = symbol < 0 && framesSinceWeak == 1 && weakStreak > 0 ? weakStreak + 1 : 0
+      weakStreak =
+        symbol < 0 && framesSinceWeak <= Self.weakGap && weakStreak > 0 ? weakStreak + 1 : 0
     }
     recent = (recent.1, recent.2, isWeak ? -1 : symbol)
     guard frameIndex >= 1 else { return nil }
@@ -150,25 +164,41 @@ struct ToneTracker {
   mutating func finish() -> ToneRun? {
     let pending = add(nil)
     if let pending { return pending }
+    gapFrames = bridgedGap
     return take(nil, data: nil, at: frameIndex)
   }
 
   private mutating func take(_ symbol: Int?, data: FrameTone?, at index: Int) -> ToneRun? {
-    if let runSymbol, symbol == runSymbol {
-      runFrames.append(data)
-      return nil
+    if let runSymbol {
+      if symbol == runSymbol {
+        for _ in 0..<gapFrames { runFrames.append(nil) }
+        gapFrames = 0
+        runFrames.append(data)
+        return nil
+      }
+      if symbol == nil && gapFrames < bridgedGap {
+        gapFrames += 1
+        return nil
+      }
     }
+    gapFrames = 0
     let ended = closeRun()
     if let symbol {
       runSymbol = symbol
       runFirstFrame = index
       // The weak frames of the same tone just before it belong to it (a
-      // tone that rose out of the noise slowly).
+      // tone that rose out of the noise slowly), across gaps of up to
+      // `weakGap` frames without a finding.
       var first = index
-      while first - 1 > lastRunEnd, index - (first - 1) < weak.count,
-        let before = weakFinding(first - 1), before.symbol == symbol
+      var candidate = index - 1
+      while candidate > lastRunEnd, index - candidate < weak.count,
+        first - candidate <= Self.weakGap + 1
       {
-        first -= 1
+        if let before = weakFinding(candidate) {
+          guard before.symbol == symbol else { break }
+          first = candidate
+        }
+        candidate -= 1
       }
       for earlier in first..<index { runFrames.append(weakFinding(earlier)) }
       runFirstFrame = first
@@ -283,7 +313,8 @@ struct ToneTracker {
       levels: (
         Decibels.fromPower(powers.0 / loudFrames) ?? -.infinity,
         Decibels.fromPower(powers.1 / loudFrames) ?? -.infinity
-      ), share: medianShare, upperShare: upperShare, twist: Self.median(&twists),
+      ), share: medianShare, upperShare: upperShare,
+      twist: Self.median(&twists),
       coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)))
   }
 }

@@ -99,6 +99,50 @@ import Testing
     #expect(found.map(\.frequencies) == [[88.5]])
   }
 
+  /// A sub-tone held for 6 s under voice is reported as started while it
+  /// still sounds (once it lasted 0.8 s: within 1.1 s of its start), with
+  /// the start and frequency of the `tone` event that follows when it ends;
+  /// one shorter than 0.8 s is neither.
+  @Test func aLongToneIsReportedWhileItSounds() throws {
+    let decoder = try ToneDecoder(plans: [.ctcss], sampleRate: Self.rate)
+    let tone = Self.sine(
+      136.5, seconds: 8, amplitude: 0.1 * pow(10, -18.0 / 20), start: 1)
+    var samples = Self.voice(seconds: 8, amplitude: 0.1)
+    for index in samples.indices where Double(index) / Self.rate < 7 {
+      samples[index] += tone[index]
+    }
+    var events = [(event: ToneDecoderEvent, heard: Double)]()
+    var offset = 0
+    samples.withUnsafeBufferPointer { all in
+      while offset < all.count {
+        let count = min(160, all.count - offset)
+        offset += count
+        decoder.process(UnsafeBufferPointer(rebasing: all[offset - count..<offset])) {
+          events.append(($0, Double(offset) / Self.rate))
+        }
+      }
+    }
+    decoder.finish { events.append(($0, Double(offset) / Self.rate)) }
+    guard events.count == 2, case .toneStart(let started) = events[0].event,
+      case .tone(let ended) = events[1].event
+    else {
+      Issue.record("expected a tone_start, then a tone: \(events)")
+      return
+    }
+    #expect(events[0].heard <= 1 + 1.1)
+    #expect(started.time == ended.time && started.frequencies == [136.5])
+    #expect(ended.frequencies == [136.5] && abs(ended.duration - 6) <= 0.3)
+    #expect(events[1].heard >= 7)
+
+    var short = Self.voice(seconds: 3, amplitude: 0.1)
+    for (index, value) in Self.sine(136.5, seconds: 1.7, amplitude: 0.02, start: 1).enumerated() {
+      short[index] += value
+    }
+    var signal = TestSignal(sampleRate: Self.rate)
+    signal.samples = short
+    #expect(try signal.decode([.ctcss]).isEmpty)
+  }
+
   @Test func theSubToneCannotBeSentAsAMessage() {
     #expect(throws: TonePlanError.self) {
       try TonePlan.ctcss.schedule(for: "67.0", sampleRate: 8_000)
