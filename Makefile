@@ -8,7 +8,7 @@ DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	pipewire pipewire-bin wireplumber dbus
 RELEASE_BIN := .build/release/micloop
 
-.PHONY: setup build debug test unit-test soak consumer-check talk-eval room-eval talkoff-eval channel-eval fuzz-check fuzz bench demo docs manual format install clean
+.PHONY: setup build debug test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -34,7 +34,7 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval channel-eval fuzz-check
+test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval fuzz-check
 
 # The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup
@@ -61,6 +61,10 @@ room-eval: build
 ## talkoff-eval: ten minutes of speech and four of synthesized chords must decode as no tone in any plan
 talkoff-eval: build
 	python3 Scripts/talkoff_eval.py --micloop $(RELEASE_BIN) --check
+
+## ctcss-eval: all 50 CTCSS tones under speech, found and timed; fails unless all are under a radio's voice
+ctcss-eval: build
+	python3 Scripts/ctcss_eval.py --micloop $(RELEASE_BIN) --check
 
 ## channel-eval: 5-tone and DTMF through FM links (15/8/6 dB CNR) and phone codecs, beside multimon-ng and spandsp
 channel-eval: build

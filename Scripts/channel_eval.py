@@ -71,10 +71,12 @@ def speech_pool(directory):
 
 
 def fm_file(plan, cnr, rate, count, seed, pool, directory):
-    """`count` transmissions of `plan` over one FM link; returns (path, sent calls)."""
+    """`count` transmissions of `plan` over one FM link; returns (path, sent
+    calls, sub-tones: (CTCSS tone or None, carrier on, carrier off) in seconds)."""
     rng = np.random.default_rng(seed)
     link = channels.FMLink(cnr, seed=seed + 1, sdr=rate != 48000)
-    pieces, sent = [], []
+    pieces, sent, subtones = [], [], []
+    elapsed = 0
     for _ in range(count):
         if plan == "dtmf":
             call = signalling.random_keys(rng)
@@ -101,14 +103,20 @@ def fm_file(plan, cnr, rate, count, seed, pool, directory):
             voice = pool[rng.integers(len(pool))] * rng.uniform(0.5, 0.9)
             audio = np.concatenate([audio, np.zeros(int(rng.uniform(0.2, 0.6) * 48000)), voice])
         ctcss = signalling.CTCSS[rng.integers(len(signalling.CTCSS))] if rng.random() < 0.5 else None
-        out, _ = link.transmit(audio, ctcss=ctcss, lead=rng.uniform(0.15, 0.4),
-                               squelch_before=rng.uniform(0.03, 0.12), squelch_after=rng.uniform(0.1, 0.25),
-                               quiet=rng.uniform(0.3, 0.8), volume=10 ** (rng.uniform(-26, -6) / 20))
+        lead, tail = rng.uniform(0.15, 0.4), 0.2
+        out, audio_start = link.transmit(audio, ctcss=ctcss, lead=lead, tail=tail,
+                                         squelch_before=rng.uniform(0.03, 0.12),
+                                         squelch_after=rng.uniform(0.1, 0.25),
+                                         quiet=rng.uniform(0.3, 0.8),
+                                         volume=10 ** (rng.uniform(-26, -6) / 20))
+        carrier = (elapsed + audio_start - int(lead * 48000), elapsed + audio_start + len(audio) + int(tail * 48000))
+        subtones.append((ctcss, carrier[0] / 48000, carrier[1] / 48000))
+        elapsed += len(out)
         pieces.append(out)
         sent.append(call)
     path = os.path.join(directory, f"fm-{plan}-{cnr}dB-{rate}.wav")
     channels.write_wav16(path, channels.resample(np.concatenate(pieces), rate), rate)
-    return path, sent
+    return path, sent, subtones
 
 
 def phone_file(codec, count, seed, pool, directory):
@@ -198,15 +206,17 @@ def evaluate(micloop, count, seed, directory, verbose=False, only=None):
     """Rows of (channel, plan, decoder, sent, right, missed/wrong, extra)."""
     pool = speech_pool(directory)
     receiver = build_receiver(directory)
-    files = []
+    files, tones = [], []
     for cnr in (15, 8, 6):
         for rate in (48000, 22050):
             for index, plan in enumerate(("ccir", "zvei1", "eea", "dtmf", "twotone", "siren")):
                 # Pages and siren signals last seconds: half as many.
                 transmissions = count if index < 4 else max(2, count // 2)
-                path, sent = fm_file(plan, cnr, rate, transmissions, seed + 100 * cnr + index, pool,
-                                     directory)
+                path, sent, subtones = fm_file(plan, cnr, rate, transmissions, seed + 100 * cnr + index,
+                                               pool, directory)
                 files.append((f"FM {cnr} dB CNR, {rate / 1000:g} kHz", plan, path, sent))
+                if rate != 48000:
+                    tones.append((cnr, path, subtones))
     for index, codec in enumerate(("g711", "gsm")):
         path, sent = phone_file(codec, count, seed + 7 + index, pool, directory)
         files.append((f"telephone {'G.711 mu-law' if codec == 'g711' else 'GSM 06.10'}, 8 kHz", "dtmf", path, sent))
@@ -231,7 +241,46 @@ def evaluate(micloop, count, seed, directory, verbose=False, only=None):
             else:
                 exact, missed, extra = score_calls(sent, calls)
                 rows.append((channel, plan, name, len(sent), exact, missed, extra))
-    return rows
+    return rows, score_subtones(micloop, tones, only)
+
+
+def score_subtones(micloop, files, only=None):
+    """CTCSS through the SDR's FM link (22.05 kHz keeps the sub-tone), per
+    CNR: (CNR, transmissions of 1 s or more with a sub-tone, found with the
+    right tone and its start within 250 ms of the carrier's, missed or
+    wrong, extra, shorter ones). A sub-tone is reported once it has lasted
+    0.8 s: shorter transmissions count only if reported wrongly."""
+    totals = {}
+    for cnr, path, subtones in files:
+        if only and only not in os.path.basename(path):
+            continue
+        out = run([micloop, "tones", "--plan", "ctcss", "--input", path, "--json"])
+        found = [e for e in map(json.loads, out.splitlines()) if e.get("event") == "tone"]
+        everything = [(tone, on, off) for tone, on, off in subtones if tone is not None]
+        sent = [(tone, on, off) for tone, on, off in everything if off - on >= 1.0]
+        right = 0
+        for tone, on, off in sent:
+            if any(e["frequencies"] == [tone] and abs(e["time"] - on) <= 0.25 for e in found):
+                right += 1
+        # An event is extra when no transmission with its tone was on air then.
+        extra = sum(1 for e in found if not any(
+            e["frequencies"] == [tone] and on - 0.25 <= e["time"] <= off for tone, on, off in everything))
+        total = totals.setdefault(cnr, [0, 0, 0, 0])
+        total[0] += len(sent)
+        total[1] += right
+        total[2] += extra
+        total[3] += len(everything) - len(sent)
+    return [(cnr, sent, right, sent - right, extra, short)
+            for cnr, (sent, right, extra, short) in sorted(totals.items(), reverse=True)]
+
+
+def subtone_table(rows):
+    lines = ["| channel | sub-tones sent (1 s or more) | found, start within 250 ms | missed or wrong | extra "
+             "| shorter transmissions with one |",
+             "|---|---|---|---|---|---|"]
+    for cnr, sent, right, missed, extra, short in rows:
+        lines.append(f"| FM {cnr} dB CNR, 22.05 kHz | {sent} | {right} | {missed} | {extra} | {short} |")
+    return lines
 
 
 def table(rows):
@@ -304,11 +353,14 @@ def main():
     args = parser.parse_args()
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
-        rows = evaluate(args.micloop, args.count, args.seed, args.keep, args.verbose, args.only)
+        rows, subtones = evaluate(args.micloop, args.count, args.seed, args.keep, args.verbose, args.only)
     else:
         with tempfile.TemporaryDirectory() as directory:
-            rows = evaluate(args.micloop, args.count, args.seed, directory, args.verbose, args.only)
+            rows, subtones = evaluate(args.micloop, args.count, args.seed, directory, args.verbose,
+                                      args.only)
     print("\n".join(table(rows)))
+    print()
+    print("\n".join(subtone_table(subtones)))
     for problem in shortfalls(rows):
         print("channel evaluation:", problem, file=sys.stderr)
     if args.check:

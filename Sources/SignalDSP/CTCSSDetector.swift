@@ -14,10 +14,12 @@ import Synchronization
 /// transformed with zero padding (0.5 Hz bins), and the strongest peaks
 /// between 62 and 262 Hz are measured by parabolic interpolation. A peak
 /// within ±0.6 % of a standard tone, steady to ±0.35 Hz over three frames,
-/// acquires that tone (about 240 ms after it starts); it holds while the
-/// tone keeps being found and ends after 100 ms without it. Once it has
-/// lasted 0.8 s its start is reported (`toneStart`), and the whole tone
-/// when it ends. Voice pitch glides, so it neither holds a
+/// acquires that tone (about 240 ms after it starts, or later under a
+/// voice; `SteadyToneProbe` finds where it began by its phase). Then its
+/// phase is followed: a frame holds it when its window at the tone's
+/// frequency stays on the tone's phase line (the peak may be hidden), and
+/// it ends after 200 ms without. Once it has been found for 0.8 s its start
+/// is reported (`toneStart`), and the whole tone when it ends. Voice pitch glides, so it neither holds a
 /// standard frequency steadily nor long. Music does hold notes (and many
 /// notes are within 0.6 % of a standard tone: C♯2 is 69.3 Hz), but never
 /// one alone: a tone acquired or held while another sharp peak between 40
@@ -58,7 +60,10 @@ final class CTCSSDetector {
 
   private struct Active {
     var tone: Int
+    /// Where it began (found going back from where it was acquired), and
+    /// where the frames that acquired it place it.
     var start: Double
+    var foundFrom: Double
     var lastSeen: Double
     var misses = 0
     var peakLevel: Double
@@ -67,10 +72,13 @@ final class CTCSSDetector {
     var crowdedFrames = 0
     /// Whether its start was reported (it is then reported when it ends).
     var isAnnounced = false
+    /// Its phase, followed through frames where its peak is hidden.
+    var lock: SteadyToneProbe.Lock?
 
-    /// Whether it is a sub-tone: long enough, and alone often enough.
+    /// Whether it is a sub-tone: found for long enough (a note struck
+    /// before it was found does not count), and alone often enough.
     func qualifies(minimumDuration: Double) -> Bool {
-      lastSeen - start >= minimumDuration && crowdedFrames * 5 <= frames
+      lock != nil && lastSeen - foundFrom >= minimumDuration && crowdedFrames * 5 <= frames
     }
   }
 
@@ -89,6 +97,9 @@ final class CTCSSDetector {
   private var accumulator = 0.0
   private var accumulated = 0
   private var history: [Float]
+  /// The last 1.2 s: where a tone just acquired began, and whether it
+  /// still sounds where the voice hides its peak.
+  private var probe: SteadyToneProbe
   private var writeIndex = 0
   private var decimatedCount = 0
   private let window: [Float]
@@ -99,8 +110,20 @@ final class CTCSSDetector {
   private var power: [Double]
   private var candidate: (tone: Int, frequency: Double, count: Int, firstEnd: Double)?
   private var active: Active?
+  /// The last tone dropped for want of a lock, and when: the same tone
+  /// acquired again soon after (a voice over it held off the lock) keeps
+  /// its start.
+  private var dropped: (tone: Active, at: Double)?
   /// Peak frequencies of the last three frames, oldest first.
-  private var recentPeaks: [[Double]] = [[], [], []]
+  private var recentPeaks: [[(frequency: Double, level: Double)]] = [[], [], []]
+  /// Where each peak of the latest frame was first seen (the end of the
+  /// first frame of the run of frames that held it within 0.5 Hz).
+  private var peakOnsets: [Double] = []
+  /// Frames without the tone that end it (200 ms: a voice hides a sub-tone
+  /// that long as its pitch glides through it).
+  private static let endingMisses = 10
+  /// Seconds from a tone's first frame by which its phase must be locked.
+  private static let lockDeadline = 0.7
 
   init(plan: String, tones: [Double], sampleRate: Double, minimumLevel: Double) {
     self.plan = plan
@@ -117,6 +140,7 @@ final class CTCSSDetector {
       Section(lowPass: 900, q: 1.3066, sampleRate: sampleRate),
     ]
     history = [Float](repeating: 0, count: frameLength)
+    probe = SteadyToneProbe(rate: rate, windowLength: frameLength, step: hop, seconds: 1.2)
     window = (0..<frameLength).map {
       Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(frameLength)))
     }
@@ -150,6 +174,7 @@ final class CTCSSDetector {
       accumulated += 1
       guard accumulated == decimation else { continue }
       history[writeIndex] = Float(accumulator / Double(decimation))
+      probe.append(history[writeIndex])
       writeIndex = (writeIndex + 1) % frameLength
       accumulator = 0
       accumulated = 0
@@ -172,7 +197,8 @@ final class CTCSSDetector {
 
   /// The standard tones found in the frame just completed, strongest first,
   /// with their measured frequencies and levels in dBFS.
-  private func matches() -> [(tone: Int, frequency: Double, level: Double)] {
+  private func matches(endingAt frameEnd: Double) -> [(tone: Int, frequency: Double, level: Double)]
+  {
     for n in 0..<frameLength {
       input[n] = history[(writeIndex + n) % frameLength] * window[n]
     }
@@ -205,12 +231,17 @@ final class CTCSSDetector {
     }
     // Every clear peak from 40 to 950 Hz (a tone's sidelobes stay below −31 dB).
     let clear = (peaks.first?.power ?? 0) * 0.003
+    let latest = peaks.prefix(8).filter {
+      $0.power >= clear && level($0.power) >= minimumLevel
+        && min(power[$0.bin - flank], power[$0.bin + flank]) <= $0.power * 0.063
+    }.map { (frequency: frequency($0.bin), level: level($0.power)) }
+    let previous = recentPeaks.last!
+    peakOnsets = latest.map { peak in
+      previous.firstIndex { abs($0.frequency - peak.frequency) <= 0.5 }.map { peakOnsets[$0] }
+        ?? frameEnd
+    }
     recentPeaks.removeFirst()
-    recentPeaks.append(
-      peaks.prefix(8).filter {
-        $0.power >= clear && level($0.power) >= minimumLevel
-          && min(power[$0.bin - flank], power[$0.bin + flank]) <= $0.power * 0.063
-      }.map { frequency($0.bin) })
+    recentPeaks.append(latest)
     var found = [(tone: Int, frequency: Double, level: Double)]()
     for peak in peaks.lazy.filter({ $0.bin >= low && $0.bin <= high }).prefix(4) {
       let level = level(peak.power)
@@ -228,15 +259,41 @@ final class CTCSSDetector {
     20 * log10(2 * power.squareRoot() / windowSum + 1e-30)
   }
 
-  /// Whether a peak other than the one at `frequency` has held its
-  /// frequency (±0.5 Hz) over the last three frames: a chord's notes or a
-  /// tone's harmonics. A CTCSS tone is the only steady sound below 950 Hz;
-  /// voice pitch glides, noise peaks wander.
-  private func anotherSteadyPeak(than frequency: Double) -> Bool {
-    recentPeaks[2].contains { peak in
-      abs(peak - frequency) > 8 && !Self.isMains(peak)
-        && recentPeaks[0].contains { abs($0 - peak) <= 0.5 }
-        && recentPeaks[1].contains { abs($0 - peak) <= 0.5 }
+  /// Whether a peak other than the tone at `frequency` and `level` (dBFS),
+  /// which began at `start` (seconds), has held its frequency (±0.5 Hz)
+  /// over the last three frames, within 12 dB of the tone's level, and
+  /// either started with it (within 0.1 s) or stands in a chord's interval
+  /// to it: a chord's notes or a note's harmonics, or a note held into the
+  /// next chord. A CTCSS tone is the only steady sound below 950 Hz that
+  /// starts alone: voice pitch glides, noise peaks wander, and a pager's or
+  /// a keypad's tones start after the carrier's sub-tone, at no simple
+  /// ratio to it (or sound 15 dB louder).
+  private func anotherSteadyPeak(than frequency: Double, level: Double, start: Double) -> Bool {
+    let latest = recentPeaks.last!
+    // Onsets compared as seen in the peaks (a struck note's peak shows a
+    // frame or two late): the tone's own, if it is among them.
+    let onset =
+      latest.firstIndex { abs($0.frequency - frequency) <= 0.5 }.map { peakOnsets[$0] }
+      ?? start + 0.1
+    return latest.indices.contains { index in
+      let peak = latest[index]
+      return abs(peak.frequency - frequency) > 8 && !Self.isMains(peak.frequency)
+        && abs(peak.level - level) <= 12
+        && (peakOnsets[index] <= onset + 0.1 || Self.isConsonant(peak.frequency, frequency))
+        && recentPeaks.dropLast().allSatisfy { frame in
+          frame.contains { abs($0.frequency - peak.frequency) <= 0.5 }
+        }
+    }
+  }
+
+  /// Whether two frequencies stand in a simple ratio (p/q with p and q up
+  /// to 6, within 1 %): the intervals of a chord, where a note held from
+  /// the chord before sounds on with the new chord's notes.
+  private static func isConsonant(_ a: Double, _ b: Double) -> Bool {
+    let ratio = max(a, b) / min(a, b)
+    return (1...6).contains { q in
+      let p = (ratio * Double(q)).rounded()
+      return p >= 1 && p <= 6 && abs(ratio * Double(q) / p - 1) <= 0.01
     }
   }
 
@@ -255,16 +312,27 @@ final class CTCSSDetector {
   }
 
   private func analyseFrame(endingAt frameEnd: Double, emit: (ToneDecoderEvent) -> Void) {
-    let found = matches()
+    let found = matches(endingAt: frameEnd)
     // A frame holds the tone once it fills about half of it.
     let edge = frameEnd - 0.1
+    if let current = active, current.lock == nil, edge - current.foundFrom > Self.lockDeadline {
+      // Never steady enough to lock on: a voice's pitch resting on a
+      // standard frequency, which would keep a sub-tone from being acquired.
+      dropped = (current, edge)
+      active = nil
+    }
     if var current = active {
-      if let match = found.first(where: { $0.tone == current.tone }) {
+      let match = found.first(where: { $0.tone == current.tone })
+      if holds(&current, match: match) {
         current.lastSeen = edge
         current.misses = 0
-        current.peakLevel = max(current.peakLevel, match.level)
         current.frames += 1
-        if anotherSteadyPeak(than: match.frequency) { current.crowdedFrames += 1 }
+        if let match { current.peakLevel = max(current.peakLevel, match.level) }
+        let frequency = current.lock?.refinedFrequency ?? match?.frequency ?? tones[current.tone]
+        let level = match?.level ?? current.lock.map { self.level($0.amplitude * $0.amplitude) }
+        if let level, anotherSteadyPeak(than: frequency, level: level, start: current.start) {
+          current.crowdedFrames += 1
+        }
         if !current.isAnnounced && current.qualifies(minimumDuration: minimumDuration) {
           current.isAnnounced = true
           emit(.toneStart(decoded(current)))
@@ -273,7 +341,7 @@ final class CTCSSDetector {
       } else {
         current.misses += 1
         active = current
-        if current.misses >= 5 {
+        if current.misses >= Self.endingMisses {
           report(current, emit: emit)
           active = nil
           candidate = nil
@@ -287,13 +355,25 @@ final class CTCSSDetector {
       })
     {
       candidate = (previous.tone, match.frequency, previous.count + 1, previous.firstEnd)
-      if previous.count + 1 >= 3 && anotherSteadyPeak(than: match.frequency) {
+      if previous.count + 1 >= 3
+        && anotherSteadyPeak(
+          than: match.frequency, level: match.level, start: previous.firstEnd - 0.1)
+      {
         // Music: start again from this frame.
         candidate = (previous.tone, match.frequency, 1, frameEnd)
       } else if previous.count + 1 >= 3 {
+        // The first frame that found it may have been late (voice over it).
+        let lock = probe.lock(near: match.frequency)
+        var start = min(previous.firstEnd - 0.1, lock.map { probe.start(of: $0) } ?? .infinity)
+        var foundFrom = previous.firstEnd - 0.1
+        if let (earlier, at) = dropped, earlier.tone == previous.tone, edge - at <= 0.5 {
+          start = min(start, earlier.start)
+          foundFrom = min(foundFrom, earlier.foundFrom)
+        }
+        dropped = nil
         active = Active(
-          tone: previous.tone, start: previous.firstEnd - 0.1, lastSeen: edge,
-          peakLevel: match.level)
+          tone: previous.tone, start: start, foundFrom: foundFrom, lastSeen: edge,
+          peakLevel: match.level, lock: lock)
         candidate = nil
       }
     } else if let strongest = found.first {
@@ -301,6 +381,25 @@ final class CTCSSDetector {
     } else {
       candidate = nil
     }
+  }
+
+  /// Whether the latest frame still holds the active tone. Once its phase
+  /// is locked, only a window on its phase line does (louder sounds may
+  /// hide its peak; a voice gliding through its frequency is not on the
+  /// line); before, its peak does.
+  private func holds(_ tone: inout Active, match: (tone: Int, frequency: Double, level: Double)?)
+    -> Bool
+  {
+    guard var lock = tone.lock else {
+      guard let match else { return false }
+      tone.lock = probe.lock(near: match.frequency)
+      // Locked once it has sounded for 0.4 s: now its start can be found.
+      if let lock = tone.lock { tone.start = min(tone.start, probe.start(of: lock)) }
+      return true
+    }
+    guard probe.follows(&lock) else { return false }
+    tone.lock = lock
+    return true
   }
 
   private func report(_ tone: Active, emit: (ToneDecoderEvent) -> Void) {
