@@ -263,8 +263,8 @@ final class CTCSSDetector {
   /// which began at `start` (seconds), has held its frequency (±0.5 Hz)
   /// over the last three frames, within 12 dB of the tone's level, and
   /// either started with it (within 0.1 s) or stands in a chord's interval
-  /// to it: a chord's notes or a note's harmonics, or a note held into the
-  /// next chord. A CTCSS tone is the only steady sound below 950 Hz that
+  /// to it within 6 dB: a chord's notes or a note's harmonics, or a note
+  /// held into the next chord. A CTCSS tone is the only steady sound below 950 Hz that
   /// starts alone: voice pitch glides, noise peaks wander, and a pager's or
   /// a keypad's tones start after the carrier's sub-tone, at no simple
   /// ratio to it (or sound 15 dB louder).
@@ -279,7 +279,8 @@ final class CTCSSDetector {
       let peak = latest[index]
       return abs(peak.frequency - frequency) > 8 && !Self.isMains(peak.frequency)
         && abs(peak.level - level) <= 12
-        && (peakOnsets[index] <= onset + 0.1 || Self.isConsonant(peak.frequency, frequency))
+        && (peakOnsets[index] <= onset + 0.1
+          || abs(peak.level - level) <= 6 && Self.isConsonant(peak.frequency, frequency))
         && recentPeaks.dropLast().allSatisfy { frame in
           frame.contains { abs($0.frequency - peak.frequency) <= 0.5 }
         }

@@ -88,6 +88,21 @@ import Testing
     }
   }
 
+  /// A pager's tones sent over the carrier's sub-tone, as loud as it once
+  /// the receiver's de-emphasis has lifted the sub-tone: steady, but
+  /// started after it and at no simple ratio to it, so the sub-tone stays.
+  @Test func aPageOverTheSubToneDoesNotHideIt() throws {
+    var samples = Self.sine(88.5, seconds: 6, amplitude: 0.05, start: 0.2)
+    for (index, value) in Self.sine(669.9, seconds: 1.6, amplitude: 0.05, start: 0.6).enumerated() {
+      samples[index] += value
+    }
+    let b = Self.sine(1153.4, seconds: 4.6, amplitude: 0.05, start: 1.6)
+    for index in samples.indices where index < b.count { samples[index] += b[index] }
+    let found = try Self.decode(samples)
+    #expect(found.map(\.frequencies) == [[88.5]])
+    if let tone = found.first { #expect(abs(tone.time - 0.2) <= 0.1 && tone.duration >= 5.5) }
+  }
+
   @Test func voiceAloneIsNoTone() throws {
     #expect(try Self.decode(Self.voice(seconds: 10, amplitude: 0.3)).isEmpty)
   }
