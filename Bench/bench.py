@@ -443,8 +443,8 @@ def channel_section(micloop, work):
     ] + channel_eval.table(rows) + [
         "",
         "The CTCSS sub-tones of the same FM files as an SDR delivers them (22.05 kHz, no 300 Hz voice "
-        "filter), with `--plan ctcss`: a sub-tone is reported once it has lasted 0.8 s, so only "
-        "transmissions of a second or more count (neither peer decodes CTCSS).",
+        "filter), with `--plan ctcss`: a sub-tone is reported once it has been found for 0.8 s, so only "
+        "transmissions of 1.2 s or more count (neither peer decodes CTCSS).",
         "",
     ] + channel_eval.subtone_table(subtones) + [
         "",

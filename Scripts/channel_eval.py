@@ -21,9 +21,11 @@ Decodes each file with micloop (`tones --plan P --input F --json`),
 multimon-ng (`-t wav -a P`, which resamples to 22.05 kHz through sox) and,
 for DTMF, spandsp's `dtmf_rx` (8 kHz: the file resampled by sox), and
 scores calls (5-tone: the whole call, its digits exact) and keys (DTMF:
-aligned by edit distance). Every shortfall of micloop's (a miss, an extra,
-less than a peer) is listed on standard error; `--check` fails as
-`failures` says.
+aligned by edit distance). The CTCSS sub-tones of the 22.05 kHz FM files
+are scored too (`--plan ctcss`: the right tone, its start within 250 ms of
+the carrier's). Every shortfall of micloop's (a miss, an extra, less than a
+peer) is listed on standard error; `--check` fails as `failures` and
+`subtone_failures` say.
 """
 
 import argparse
@@ -246,10 +248,11 @@ def evaluate(micloop, count, seed, directory, verbose=False, only=None):
 
 def score_subtones(micloop, files, only=None):
     """CTCSS through the SDR's FM link (22.05 kHz keeps the sub-tone), per
-    CNR: (CNR, transmissions of 1 s or more with a sub-tone, found with the
-    right tone and its start within 250 ms of the carrier's, missed or
-    wrong, extra, shorter ones). A sub-tone is reported once it has lasted
-    0.8 s: shorter transmissions count only if reported wrongly."""
+    CNR: (CNR, transmissions of 1.2 s or more with a sub-tone, found with
+    the right tone and its start within 250 ms of the carrier's, missed or
+    wrong, extra, shorter ones). A sub-tone is reported once it has been
+    found for 0.8 s, some 0.25 s after it starts: shorter transmissions
+    count only if reported wrongly."""
     totals = {}
     for cnr, path, subtones in files:
         if only and only not in os.path.basename(path):
@@ -257,7 +260,7 @@ def score_subtones(micloop, files, only=None):
         out = run([micloop, "tones", "--plan", "ctcss", "--input", path, "--json"])
         found = [e for e in map(json.loads, out.splitlines()) if e.get("event") == "tone"]
         everything = [(tone, on, off) for tone, on, off in subtones if tone is not None]
-        sent = [(tone, on, off) for tone, on, off in everything if off - on >= 1.0]
+        sent = [(tone, on, off) for tone, on, off in everything if off - on >= 1.2]
         right = 0
         for tone, on, off in sent:
             if any(e["frequencies"] == [tone] and abs(e["time"] - on) <= 0.25 for e in found):
@@ -275,7 +278,7 @@ def score_subtones(micloop, files, only=None):
 
 
 def subtone_table(rows):
-    lines = ["| channel | sub-tones sent (1 s or more) | found, start within 250 ms | missed or wrong | extra "
+    lines = ["| channel | sub-tones sent (1.2 s or more) | found, start within 250 ms | missed or wrong | extra "
              "| shorter transmissions with one |",
              "|---|---|---|---|---|---|"]
     for cnr, sent, right, missed, extra, short in rows:
@@ -321,6 +324,13 @@ def shortfalls(rows):
     return problems
 
 
+def subtone_failures(rows):
+    """What `--check` fails on for CTCSS: any sub-tone of 1.2 s or more
+    missed, mistimed or wrong, any reported that was not sent."""
+    return [f"FM {cnr} dB CNR, 22.05 kHz, ctcss: {right} of {sent} found, {extra} extra"
+            for cnr, sent, right, missed, extra, short in rows if missed or extra]
+
+
 def failures(rows):
     """What `--check` fails on: a 5-tone call missed or extra; fewer than
     95 % of a file's DTMF keys; an extra key on a telephone line; more than
@@ -364,7 +374,7 @@ def main():
     for problem in shortfalls(rows):
         print("channel evaluation:", problem, file=sys.stderr)
     if args.check:
-        problems = failures(rows)
+        problems = failures(rows) + subtone_failures(subtones)
         for problem in problems:
             print("channel evaluation FAILED:", problem, file=sys.stderr)
         if problems:

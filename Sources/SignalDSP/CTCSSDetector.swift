@@ -116,8 +116,10 @@ final class CTCSSDetector {
   private var dropped: (tone: Active, at: Double)?
   /// Peak frequencies of the last three frames, oldest first.
   private var recentPeaks: [[(frequency: Double, level: Double)]] = [[], [], []]
-  /// Where each peak of the latest frame was first seen (the end of the
-  /// first frame of the run of frames that held it within 0.5 Hz).
+  /// Steady peaks followed from frame to frame (within 1 Hz, through gaps
+  /// of up to 200 ms): where each was first seen, and last.
+  private var peakTracks: [(frequency: Double, onset: Double, lastSeen: Double)] = []
+  /// Where each peak of the latest frame was first seen (its track's onset).
   private var peakOnsets: [Double] = []
   /// Frames without the tone that end it (200 ms: a voice hides a sub-tone
   /// that long as its pitch glides through it).
@@ -235,10 +237,16 @@ final class CTCSSDetector {
       $0.power >= clear && level($0.power) >= minimumLevel
         && min(power[$0.bin - flank], power[$0.bin + flank]) <= $0.power * 0.063
     }.map { (frequency: frequency($0.bin), level: level($0.power)) }
-    let previous = recentPeaks.last!
+    peakTracks.removeAll { frameEnd - $0.lastSeen > 0.2 }
     peakOnsets = latest.map { peak in
-      previous.firstIndex { abs($0.frequency - peak.frequency) <= 0.5 }.map { peakOnsets[$0] }
-        ?? frameEnd
+      guard let index = peakTracks.firstIndex(where: { abs($0.frequency - peak.frequency) <= 1 })
+      else {
+        peakTracks.append((peak.frequency, frameEnd, frameEnd))
+        return frameEnd
+      }
+      peakTracks[index].frequency = peak.frequency
+      peakTracks[index].lastSeen = frameEnd
+      return peakTracks[index].onset
     }
     recentPeaks.removeFirst()
     recentPeaks.append(latest)
