@@ -31,22 +31,23 @@ final class PairedSpectrumAnalyzer {
   private let stride: Int
   private let scratch: UnsafeMutablePointer<Double>
   private let amplitudeScale: Double
+  /// The bins whose powers are worked out (the others stay 0): those the
+  /// readers of the spectra look at. All unless narrowed.
+  var workedBins: Range<Int> {
+    didSet {
+      workedBins = max(0, workedBins.lowerBound & ~1)..<min(binCount, workedBins.upperBound)
+    }
+  }
 
   init(frameLength: Int, sampleRate: Double) {
     precondition(frameLength >= 8, "a frame needs at least 8 samples")
     self.frameLength = frameLength
     self.sampleRate = sampleRate
     binCount = frameLength / 2 + 1
+    workedBins = 0..<binCount
     binWidth = sampleRate / Double(frameLength)
-    window = .allocate(capacity: frameLength)
-    var sumOfSquares = 0.0
-    for n in 0..<frameLength {
-      // The periodic Hann window of `SpectrumAnalyzer`: the same spectra.
-      let value = 0.5 - 0.5 * cos(2 * Double.pi * Double(n) / Double(frameLength))
-      window[n] = Float(value)
-      sumOfSquares += value * value
-    }
-    amplitudeScale = 4 / (Double(frameLength) * sumOfSquares)
+    // The window of `SpectrumAnalyzer`: the same spectra.
+    (window, amplitudeScale) = SpectrumAnalyzer.hannWindow(length: frameLength)
     // One complex value more than the transform: two bins are read at once.
     input = fftwf_alloc_complex(frameLength + 1)!
     output = fftwf_alloc_complex(frameLength + 1)!
@@ -157,8 +158,8 @@ final class PairedSpectrumAnalyzer {
     let powerA = powers
     let powerB = powers + stride
     let halves = SIMD4<Float>(0.5, -0.5, 0.5, -0.5)
-    var bin = 0
-    while bin < binCount {
+    var bin = workedBins.lowerBound
+    while bin < workedBins.upperBound {
       // The mirrors of bins k and k + 1 are N − k and N − k − 1 (bin 0 is its own).
       let here = z.loadUnaligned(fromByteOffset: 8 &* bin, as: SIMD4<Float>.self)
       let mirror: SIMD4<Float>

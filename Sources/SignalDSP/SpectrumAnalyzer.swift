@@ -73,6 +73,22 @@ public final class SpectrumAnalyzer {
     fftwf_free(output)
   }
 
+  /// A periodic Hann window of `length` samples (its bins are exactly two
+  /// wide, so a main lobe spans five), and the scale that turns a bin's
+  /// power into the squared amplitude of a sinusoid centred on it.
+  static func hannWindow(length: Int) -> (
+    window: UnsafeMutablePointer<Float>, amplitudeScale: Double
+  ) {
+    let window = UnsafeMutablePointer<Float>.allocate(capacity: length)
+    var sumOfSquares = 0.0
+    for n in 0..<length {
+      let value = 0.5 - 0.5 * cos(2 * Double.pi * Double(n) / Double(length))
+      window[n] = Float(value)
+      sumOfSquares += value * value
+    }
+    return (window, 4 / (Double(length) * sumOfSquares))
+  }
+
   /// - Parameters:
   ///   - frameLength: samples per frame; `friendlyLength(near:)` picks a fast one.
   ///   - sampleRate: Hz, for converting bins to frequencies.
@@ -81,15 +97,7 @@ public final class SpectrumAnalyzer {
     self.frameLength = frameLength
     self.sampleRate = sampleRate
     binWidth = sampleRate / Double(frameLength)
-    window = .allocate(capacity: frameLength)
-    var sumOfSquares = 0.0
-    for n in 0..<frameLength {
-      // Periodic Hann: its bins are exactly two wide, so a main lobe spans five.
-      let value = 0.5 - 0.5 * cos(2 * Double.pi * Double(n) / Double(frameLength))
-      window[n] = Float(value)
-      sumOfSquares += value * value
-    }
-    amplitudeScale = 4 / (Double(frameLength) * sumOfSquares)
+    (window, amplitudeScale) = Self.hannWindow(length: frameLength)
     input = fftwf_alloc_real(frameLength)!
     output = fftwf_alloc_complex(frameLength / 2 + 1)!
     power = .allocate(capacity: frameLength / 2 + 1)

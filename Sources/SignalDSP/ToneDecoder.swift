@@ -48,6 +48,9 @@ public final class ToneDecoder {
     func add(_ plan: PlanDecoder) {
       plans.append(plan)
       classifiers = ClassifierSet(plans.map(\.classifier))
+      let bins = plans.map(\.classifier.readBins)
+      analyzer.workedBins =
+        bins.map(\.lowerBound).min()!..<bins.map(\.upperBound).max()!
       measured.deallocate()
       measured = .allocate(capacity: 2 * plans.count)
       measured.initialize(
@@ -388,8 +391,12 @@ public final class ToneDecoder {
     analysis.isQuiet = analysis.plans.withUnsafeMutableBufferPointer { plans in
       var isQuiet = true
       for index in plans.indices {
-        let tracker = plans[index].tracker
-        if !measured[index].isQuiet || tracker.isRunOpen || tracker.isToneRising { isQuiet = false }
+        // Read in place: a copy of the tracker would retain its arrays.
+        if !measured[index].isQuiet || plans[index].tracker.isRunOpen
+          || plans[index].tracker.isToneRising
+        {
+          isQuiet = false
+        }
       }
       if !isQuiet && skipped > 0 {
         for earlier in (number - skipped)..<number {
@@ -418,7 +425,7 @@ public final class ToneDecoder {
   /// One frame for one plan: its tone decided from what it holds (none
   /// without a measurement; `complete` measures it further when a tone is
   /// held), then followed through the tracker and the interpreter.
-  private func track(
+  @inline(__always) private func track(
     _ plan: inout PlanDecoder, _ measured: FrameMeasurement?,
     _ complete: () -> FrameMeasurement = { fatalError("no frame to measure") },
     emit: (ToneDecoderEvent) -> Void

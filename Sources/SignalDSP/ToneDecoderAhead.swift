@@ -33,6 +33,7 @@ public final class ToneDecoderAhead {
         extraHops: ToneDecoder.framesHeld)
       analyzer = PairedSpectrumAnalyzer(
         frameLength: analysis.analyzer.frameLength, sampleRate: analysis.analyzer.sampleRate)
+      analyzer.workedBins = analysis.analyzer.workedBins
       stream = analysis.stream
       classifiers = ClassifierSet(analysis.plans.map(\.classifier))
     }

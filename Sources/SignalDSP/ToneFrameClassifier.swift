@@ -100,10 +100,20 @@ final class ToneFrameClassifier {
   /// The median share a pair of tones must hold over its run: a siren
   /// signal held for seconds has proved itself by its length.
   private let runShare: Double
+  /// The bins of the analysed spectra this plan reads: its band and search
+  /// range, with room for a main lobe and its parabola.
+  var readBins: Range<Int> {
+    max(0, min(binsFor.band.0, binsFor.search.0) - 3)..<max(binsFor.band.1, binsFor.search.1) + 4
+  }
+  /// A share no decision asks more of (`isSteadyKey`'s clean quarter,
+  /// or the settings' own thresholds if higher).
+  private let sureShare: Double
 
   /// - Parameter frameLength: samples per frame of the spectra it will be given.
   init(plan: TonePlan, sampleRate: Double, frameLength: Int, settings: ToneDetectionSettings) {
     self.settings = settings
+    sureShare = max(
+      0.93, settings.minimumShare, settings.holdingShare, settings.minimumRunShare)
     if case .alarm = plan.kind {
       runShare = min(0.7, settings.minimumRunShare)
     } else {
@@ -334,6 +344,10 @@ final class ToneFrameClassifier {
     let rawShare = lobePower / rawPower
     // Far too little even before the noise is taken out: skip the estimate.
     guard rawShare >= 0.5 * required else { return (rawShare, nil) }
+    // Taking the noise out only raises a share this large (the lobes hold
+    // far more of the power than of the bins), and every decision on a
+    // share asks for less: the raw share decides as the exact one would.
+    guard rawShare < sureShare else { return (rawShare, rawShare) }
     let (low, high) = bins(for: spectrum).band
     let noise = spectrum.noisePower(bins: low, high)
     let noisePerBin = noise / Double(max(low, high) - low + 1)
@@ -373,6 +387,7 @@ final class ToneFrameClassifier {
     toleranceHz = other.toleranceHz.map { $0 }
     binsFor = other.binsFor
     runShare = other.runShare
+    sureShare = other.sureShare
   }
 
   /// The nominal frequencies of a frame symbol.
