@@ -18,9 +18,10 @@ import Synchronization
 /// voice; `SteadyToneProbe` finds where it began by its phase). Then its
 /// phase is followed: a frame holds it when its window at the tone's
 /// frequency stays on the tone's phase line (the peak may be hidden), and
-/// it ends after 200 ms without. Once it has been found for 0.8 s its start
-/// is reported (`toneStart`), and the whole tone when it ends. Voice pitch glides, so it neither holds a
-/// standard frequency steadily nor long. Music does hold notes (and many
+/// it ends after 200 ms without, unless a window three times as long still
+/// holds it (a voice over it). Once it has been found for 0.8 s its start
+/// is reported (`toneStart`), and the whole tone when it ends. Voice pitch
+/// glides, so it neither holds a standard frequency steadily nor long. Music does hold notes (and many
 /// notes are within 0.6 % of a standard tone: C♯2 is 69.3 Hz), but never
 /// one alone: a tone acquired or held while another sharp peak between 40
 /// and 950 Hz stays as steady (a chord's notes, a note's harmonics; mains
@@ -97,7 +98,7 @@ final class CTCSSDetector {
   private var accumulator = 0.0
   private var accumulated = 0
   private var history: [Float]
-  /// The last 1.2 s: where a tone just acquired began, and whether it
+  /// The last 3 s: where a tone just acquired began, and whether it
   /// still sounds where the voice hides its peak.
   private var probe: SteadyToneProbe
   private var writeIndex = 0
@@ -142,7 +143,7 @@ final class CTCSSDetector {
       Section(lowPass: 900, q: 1.3066, sampleRate: sampleRate),
     ]
     history = [Float](repeating: 0, count: frameLength)
-    probe = SteadyToneProbe(rate: rate, windowLength: frameLength, step: hop, seconds: 1.2)
+    probe = SteadyToneProbe(rate: rate, windowLength: frameLength, step: hop, seconds: 3)
     window = (0..<frameLength).map {
       Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(frameLength)))
     }
@@ -326,70 +327,98 @@ final class CTCSSDetector {
     let edge = frameEnd - 0.1
     if let current = active, current.lock == nil, edge - current.foundFrom > Self.lockDeadline {
       // Never steady enough to lock on: a voice's pitch resting on a
-      // standard frequency, which would keep a sub-tone from being acquired.
+      // standard frequency.
       dropped = (current, edge)
       active = nil
     }
-    if var current = active {
-      let match = found.first(where: { $0.tone == current.tone })
-      if holds(&current, match: match) {
-        current.lastSeen = edge
-        current.misses = 0
-        current.frames += 1
-        if let match { current.peakLevel = max(current.peakLevel, match.level) }
-        let frequency = current.lock?.refinedFrequency ?? match?.frequency ?? tones[current.tone]
-        let level = match?.level ?? current.lock.map { self.level($0.amplitude * $0.amplitude) }
-        if let level, anotherSteadyPeak(than: frequency, level: level, start: current.start) {
-          current.crowdedFrames += 1
-        }
-        if !current.isAnnounced && current.qualifies(minimumDuration: minimumDuration) {
-          current.isAnnounced = true
-          emit(.toneStart(decoded(current)))
-        }
-        active = current
-      } else {
-        current.misses += 1
-        active = current
-        if current.misses >= Self.endingMisses {
+    guard let current = active else {
+      acquire(from: found, frameEnd: frameEnd)
+      return
+    }
+    follow(current, match: found.first { $0.tone == current.tone }, frameEnd: frameEnd, emit: emit)
+    // A tone not locked yet may be a voice's pitch resting on a standard
+    // frequency: it must not keep a sub-tone under the voice from being
+    // acquired meanwhile.
+    if let unlocked = active, unlocked.lock == nil {
+      acquire(from: found.filter { $0.tone != unlocked.tone }, frameEnd: frameEnd)
+    }
+  }
+
+  /// Takes the latest frame into the active tone: held, or missed (and
+  /// then perhaps ended and reported).
+  private func follow(
+    _ tone: Active, match: (tone: Int, frequency: Double, level: Double)?, frameEnd: Double,
+    emit: (ToneDecoderEvent) -> Void
+  ) {
+    var current = tone
+    let edge = frameEnd - 0.1
+    if holds(&current, match: match) {
+      current.lastSeen = edge
+      current.misses = 0
+      current.frames += 1
+      if let match { current.peakLevel = max(current.peakLevel, match.level) }
+      let frequency = current.lock?.refinedFrequency ?? match?.frequency ?? tones[current.tone]
+      let level = match?.level ?? current.lock.map { self.level($0.amplitude * $0.amplitude) }
+      if let level, anotherSteadyPeak(than: frequency, level: level, start: current.start) {
+        current.crowdedFrames += 1
+      }
+    } else {
+      current.misses += 1
+      if current.misses >= Self.endingMisses {
+        guard let lock = current.lock, probe.sounds(lock) else {
           report(current, emit: emit)
           active = nil
           candidate = nil
+          return
         }
+        // A voice over it: its phase still adds up over a longer window.
+        current.lastSeen = max(current.lastSeen, frameEnd - probe.soundingLag)
       }
-      return
     }
-    if let previous = candidate,
+    if !current.isAnnounced && current.qualifies(minimumDuration: minimumDuration) {
+      current.isAnnounced = true
+      emit(.toneStart(decoded(current)))
+    }
+    active = current
+  }
+
+  /// Follows the candidate tone through the standard tones `found` in the
+  /// latest frame; one found steady in three frames in a row (and not
+  /// beside another steady peak, as a chord's note is) becomes the active
+  /// tone, replacing one not locked yet.
+  private func acquire(
+    from found: [(tone: Int, frequency: Double, level: Double)], frameEnd: Double
+  ) {
+    let edge = frameEnd - 0.1
+    guard let previous = candidate,
       let match = found.first(where: {
         $0.tone == previous.tone && abs($0.frequency - previous.frequency) <= 0.35
       })
-    {
-      candidate = (previous.tone, match.frequency, previous.count + 1, previous.firstEnd)
-      if previous.count + 1 >= 3
-        && anotherSteadyPeak(
-          than: match.frequency, level: match.level, start: previous.firstEnd - 0.1)
-      {
-        // Music: start again from this frame.
-        candidate = (previous.tone, match.frequency, 1, frameEnd)
-      } else if previous.count + 1 >= 3 {
-        // The first frame that found it may have been late (voice over it).
-        let lock = probe.lock(near: match.frequency)
-        var start = min(previous.firstEnd - 0.1, lock.map { probe.start(of: $0) } ?? .infinity)
-        var foundFrom = previous.firstEnd - 0.1
-        if let (earlier, at) = dropped, earlier.tone == previous.tone, edge - at <= 0.5 {
-          start = min(start, earlier.start)
-          foundFrom = min(foundFrom, earlier.foundFrom)
-        }
-        dropped = nil
-        active = Active(
-          tone: previous.tone, start: start, foundFrom: foundFrom, lastSeen: edge,
-          peakLevel: match.level, lock: lock)
-        candidate = nil
-      }
-    } else if let strongest = found.first {
-      candidate = (strongest.tone, strongest.frequency, 1, frameEnd)
-    } else {
-      candidate = nil
+    else {
+      candidate = found.first.map { ($0.tone, $0.frequency, 1, frameEnd) }
+      return
     }
+    candidate = (previous.tone, match.frequency, previous.count + 1, previous.firstEnd)
+    guard previous.count + 1 >= 3 else { return }
+    if anotherSteadyPeak(than: match.frequency, level: match.level, start: previous.firstEnd - 0.1)
+    {
+      // Music: start again from this frame.
+      candidate = (previous.tone, match.frequency, 1, frameEnd)
+      return
+    }
+    // The first frame that found it may have been late (voice over it).
+    let lock = probe.lock(near: match.frequency)
+    var start = min(previous.firstEnd - 0.1, lock.map { probe.start(of: $0) } ?? .infinity)
+    var foundFrom = previous.firstEnd - 0.1
+    if let (earlier, at) = dropped, earlier.tone == previous.tone, edge - at <= 0.5 {
+      start = min(start, earlier.start)
+      foundFrom = min(foundFrom, earlier.foundFrom)
+    }
+    if let replaced = active { dropped = (replaced, edge) } else { dropped = nil }
+    active = Active(
+      tone: previous.tone, start: start, foundFrom: foundFrom, lastSeen: edge,
+      peakLevel: match.level, lock: lock)
+    candidate = nil
   }
 
   /// Whether the latest frame still holds the active tone. Once its phase

@@ -78,6 +78,8 @@ struct SteadyToneProbe {
   private var past: [Float]
   private var written = 0
   private let window: [Double]
+  /// The window of `sounds(_:)`: three short ones long.
+  private let longWindow: [Double]
   /// Windows `start` looks back through at most.
   private let windows: Int
   /// The largest phase error (radians) of a window that still holds the tone.
@@ -96,9 +98,8 @@ struct SteadyToneProbe {
     self.step = step
     let length = max(windowLength + 3 * step, Int((seconds * rate).rounded()))
     past = [Float](repeating: 0, count: length)
-    window = (0..<windowLength).map {
-      0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(windowLength))
-    }
+    window = Self.hann(windowLength)
+    longWindow = Self.hann(min(length, 3 * windowLength))
     windows = (length - windowLength) / step + 1
   }
 
@@ -148,6 +149,7 @@ struct SteadyToneProbe {
     let available = (min(written, past.count) - windowLength) / step + 1
     let newest = (written - lock.anchor + step - 1) / step
     var earliest = lock.anchor
+    var earliestCentre = Int.max
     var previousLevel = 1.0
     var misses = 0
     var pending: (end: Int, phase: Double)?
@@ -176,13 +178,21 @@ struct SteadyToneProbe {
       if misses == 0 && isOnLine {
         // The tone fades out of the windows: half of it at the crossing.
         let between = (previousLevel - 0.5) / max(previousLevel - level, 1e-9)
-        return Double(earliest) / rate - between * Double(step) / rate - half
+        let crossing = Double(earliest) / rate - between * Double(step) / rate - half
+        return min(crossing, Double(earliestCentre) / rate)
+      }
+      if longWindowHolds(line, centredAt: end - windowLength / 2) {
+        // A voice over it: the long window centred here still holds it.
+        earliestCentre = end - windowLength / 2
+        misses = 0
+        pending = nil
+        continue
       }
       misses += 1
       pending = nil
       if misses > Self.bridged { break }
     }
-    return Double(earliest) / rate - half
+    return Double(min(earliest - windowLength / 2, earliestCentre)) / rate
   }
 
   /// Whether the tone of `lock` still sounds in the latest window: within
@@ -201,6 +211,42 @@ struct SteadyToneProbe {
     return true
   }
 
+  /// Whether the tone of `lock` sounds through the long window ending now
+  /// (three short ones), where a voice over it throws the short windows
+  /// off its line: there the tone adds up along its line while a voice,
+  /// whose pitch glides, spreads. Measured at the line's frequency, its
+  /// phase on the line at the window's centre within the same tolerance,
+  /// at least 0.6 of the tone's level: a tone that stopped in the window's
+  /// first half no longer does.
+  func sounds(_ lock: Lock) -> Bool {
+    longWindowHolds(lock, centredAt: written - longWindow.count / 2)
+  }
+
+  /// Whether the long window centred on sample `centre` holds the tone of
+  /// `lock` (see `sounds`).
+  private func longWindowHolds(_ lock: Lock, centredAt centre: Int) -> Bool {
+    let length = longWindow.count
+    let end = centre + length / 2
+    guard end <= written, end - length >= max(0, written - past.count) else { return false }
+    let refined = lock.refinedFrequency
+    let value = value(at: refined, endingAt: end, window: longWindow)
+    let magnitude = Self.magnitude(value) * Double(windowLength) / Double(length)
+    // The phase measured at `lock.frequency` instead, where the line is.
+    let seconds = Double(end - length / 2) / rate
+    let phase = atan2(value.im, value.re) + 2 * Double.pi * (refined - lock.frequency) * seconds
+    // The short window with the same centre ends half of one later.
+    let lineSeconds = Double(end - length / 2 + windowLength / 2 - lock.anchor) / rate
+    return magnitude >= 0.6 * lock.amplitude
+      && abs(lock.error(of: phase, at: lineSeconds)) <= Self.phaseTolerance
+  }
+
+  /// Seconds from the end of the long window to its centre.
+  var soundingLag: Double { Double(longWindow.count) / 2 / rate }
+
+  private static func hann(_ length: Int) -> [Double] {
+    (0..<length).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(length)) }
+  }
+
   /// Half a window, in seconds.
   private var half: Double { Double(windowLength) / 2 / rate }
 
@@ -208,15 +254,19 @@ struct SteadyToneProbe {
     (value.re * value.re + value.im * value.im).squareRoot()
   }
 
-  /// The windowed value at `frequency` of the `windowLength` samples
-  /// before sample `end`, its phase referred to the stream's start.
-  private func value(at frequency: Double, endingAt end: Int) -> (re: Double, im: Double) {
-    let first = end - windowLength
+  /// The windowed value at `frequency` of the samples before sample `end`
+  /// (as many as `window` has, `self.window` unless given), its phase
+  /// referred to the stream's start.
+  private func value(at frequency: Double, endingAt end: Int, window: [Double]? = nil) -> (
+    re: Double, im: Double
+  ) {
+    let window = window ?? self.window
+    let first = end - window.count
     let turn = 2 * Double.pi * frequency / rate
     let rotation = (re: cos(turn), im: -sin(turn))
     var sum = (re: 0.0, im: 0.0)
     var rotor = (re: 1.0, im: 0.0)
-    for n in 0..<windowLength {
+    for n in 0..<window.count {
       // Restarted from the exact angle now and then: no drift from rounding.
       if n % 64 == 0 {
         let angle = -turn * Double(first + n)

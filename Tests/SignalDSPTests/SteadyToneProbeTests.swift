@@ -55,6 +55,43 @@ import Testing
     #expect(followed * 10 >= frames * 7, "followed \(followed) of \(frames) frames")
   }
 
+  /// A tone locked alone, then under the voice (15 dB louder) from 0.6 s
+  /// until it stops at 2 s: the long window holds it in nine frames of ten,
+  /// where the short ones follow it in two of three, and lets go within
+  /// 0.3 s of its end.
+  @Test func theLongWindowHoldsAToneUnderAVoiceUntilItStops() throws {
+    let tone = 136.5 * 0.997
+    let signal = { (t: Double) in
+      (t >= 0.6 ? Self.voice(t) : 0) + (t < 2 ? 0.1 * sin(2 * .pi * tone * t + 0.3) : 0)
+    }
+    var probe = SteadyToneProbe(rate: Self.rate, windowLength: 400, step: 40, seconds: 3)
+    var lock: SteadyToneProbe.Lock?
+    var sounding = 0
+    var followed = 0
+    var frames = 0
+    var soundingAfterEnd = 0
+    for n in 0..<Int(2.8 * Self.rate) {
+      probe.append(Float(signal(Double(n) / Self.rate)))
+      guard (n + 1) % 40 == 0 else { continue }
+      let now = Double(n + 1) / Self.rate
+      if now >= 0.4 && now < 0.6 {
+        if lock == nil { lock = probe.lock(near: 136.5) } else { _ = probe.follows(&lock!) }
+      }
+      guard let held = lock else { continue }
+      if now >= 0.9 && now <= 2 {
+        frames += 1
+        if probe.sounds(held) { sounding += 1 }
+        var followedLock = held
+        if probe.follows(&followedLock) { followed += 1 }
+      }
+      if now >= 2.3 && probe.sounds(held) { soundingAfterEnd += 1 }
+    }
+    _ = try #require(lock)
+    #expect(sounding * 10 >= frames * 9, "long window held \(sounding) of \(frames) frames")
+    #expect(sounding >= followed + 10, "short windows followed \(followed) of \(frames) frames")
+    #expect(soundingAfterEnd == 0)
+  }
+
   /// A sound whose pitch glides 20 Hz per second (slowly, for a voice) is
   /// no steady tone: it is locked and followed for 0.3 s at most.
   @Test func aGlidingPitchIsNotFollowed() throws {
