@@ -18,9 +18,11 @@ import Synchronization
 /// voice; `SteadyToneProbe` finds where it began by its phase). Then its
 /// phase is followed: a frame holds it when its window at the tone's
 /// frequency stays on the tone's phase line (the peak may be hidden), and
-/// it ends after 200 ms without, unless a window three times as long still
-/// holds it (a voice over it). Once it has been found for 0.8 s its start
-/// is reported (`toneStart`), and the whole tone when it ends. Voice pitch
+/// it fades after 200 ms without, unless a window three times as long
+/// still holds it (a voice over it). Once it has been found for 0.8 s its
+/// start is reported (`toneStart`), and the whole tone when it ends: when
+/// it fades before that, or a second after it faded unless it came back on
+/// its phase line, or when another tone is acquired. Voice pitch
 /// glides, so it neither holds a standard frequency steadily nor long. Music does hold notes (and many
 /// notes are within 0.6 % of a standard tone: C♯2 is 69.3 Hz), but never
 /// one alone: a tone acquired or held while another sharp peak between 40
@@ -67,6 +69,9 @@ final class CTCSSDetector {
     var foundFrom: Double
     var lastSeen: Double
     var misses = 0
+    /// Whether the latest frame held it after it had faded (one such frame
+    /// is not enough to take it back).
+    var isReturning = false
     var peakLevel: Double
     /// Frames that found the tone, and of those, how many beside another steady peak.
     var frames = 0
@@ -125,6 +130,12 @@ final class CTCSSDetector {
   /// Frames without the tone that end it (200 ms: a voice hides a sub-tone
   /// that long as its pitch glides through it).
   private static let endingMisses = 10
+  /// Frames a tone already reported as started waits, once it faded, for
+  /// its return on the same phase line (a voice lingering on its frequency
+  /// hides it that long) before it is reported as ended where it was last
+  /// held. A tone not yet reported ends after `endingMisses`: waiting
+  /// would let a voice's pitch pass for one.
+  private static let fadingMisses = 50
   /// Seconds from a tone's first frame by which its phase must be locked.
   private static let lockDeadline = 0.7
 
@@ -332,15 +343,19 @@ final class CTCSSDetector {
       active = nil
     }
     guard let current = active else {
-      acquire(from: found, frameEnd: frameEnd)
+      acquire(from: found, frameEnd: frameEnd, emit: emit)
       return
     }
     follow(current, match: found.first { $0.tone == current.tone }, frameEnd: frameEnd, emit: emit)
     // A tone not locked yet may be a voice's pitch resting on a standard
-    // frequency: it must not keep a sub-tone under the voice from being
-    // acquired meanwhile.
-    if let unlocked = active, unlocked.lock == nil {
-      acquire(from: found.filter { $0.tone != unlocked.tone }, frameEnd: frameEnd)
+    // frequency, and one that faded may have ended with its transmission:
+    // neither keeps another tone from being acquired meanwhile, nor the
+    // faded one's own tone off its phase line (the next transmission
+    // through the same repeater).
+    if let held = active, held.lock == nil || held.misses >= Self.endingMisses {
+      let isFaded = held.lock != nil
+      acquire(
+        from: found.filter { $0.tone != held.tone || isFaded }, frameEnd: frameEnd, emit: emit)
     }
   }
 
@@ -352,9 +367,14 @@ final class CTCSSDetector {
   ) {
     var current = tone
     let edge = frameEnd - 0.1
-    if holds(&current, match: match) {
+    let isFading = current.misses >= Self.endingMisses
+    var trial = current
+    let isHeld = holds(&trial, match: match)
+    if isHeld && (!isFading || current.isReturning) {
+      current = trial
       current.lastSeen = edge
       current.misses = 0
+      current.isReturning = false
       current.frames += 1
       if let match { current.peakLevel = max(current.peakLevel, match.level) }
       let frequency = current.lock?.refinedFrequency ?? match?.frequency ?? tones[current.tone]
@@ -363,16 +383,20 @@ final class CTCSSDetector {
         current.crowdedFrames += 1
       }
     } else {
+      // Back on its line after fading: once more in the next frame and it
+      // carries on.
+      current.isReturning = isHeld && isFading
       current.misses += 1
       if current.misses >= Self.endingMisses {
-        guard let lock = current.lock, probe.sounds(lock) else {
+        if let lock = current.lock, probe.sounds(lock) {
+          // A voice over it: its phase still adds up over a longer window.
+          current.lastSeen = max(current.lastSeen, frameEnd - probe.soundingLag)
+        } else if !current.isAnnounced || current.misses >= Self.fadingMisses {
           report(current, emit: emit)
           active = nil
           candidate = nil
           return
         }
-        // A voice over it: its phase still adds up over a longer window.
-        current.lastSeen = max(current.lastSeen, frameEnd - probe.soundingLag)
       }
     }
     if !current.isAnnounced && current.qualifies(minimumDuration: minimumDuration) {
@@ -385,9 +409,10 @@ final class CTCSSDetector {
   /// Follows the candidate tone through the standard tones `found` in the
   /// latest frame; one found steady in three frames in a row (and not
   /// beside another steady peak, as a chord's note is) becomes the active
-  /// tone, replacing one not locked yet.
+  /// tone, replacing one not locked yet or faded (which is then reported).
   private func acquire(
-    from found: [(tone: Int, frequency: Double, level: Double)], frameEnd: Double
+    from found: [(tone: Int, frequency: Double, level: Double)], frameEnd: Double,
+    emit: (ToneDecoderEvent) -> Void
   ) {
     let edge = frameEnd - 0.1
     guard let previous = candidate,
@@ -414,7 +439,14 @@ final class CTCSSDetector {
       start = min(start, earlier.start)
       foundFrom = min(foundFrom, earlier.foundFrom)
     }
-    if let replaced = active { dropped = (replaced, edge) } else { dropped = nil }
+    if let replaced = active, replaced.isAnnounced {
+      report(replaced, emit: emit)
+      dropped = nil
+    } else if let replaced = active {
+      dropped = (replaced, edge)
+    } else {
+      dropped = nil
+    }
     active = Active(
       tone: previous.tone, start: start, foundFrom: foundFrom, lastSeen: edge,
       peakLevel: match.level, lock: lock)

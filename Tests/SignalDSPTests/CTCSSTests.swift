@@ -182,6 +182,37 @@ import Testing
     #expect(try signal.decode([.ctcss]).isEmpty)
   }
 
+  /// A voice's pitch lingering on the sub-tone's frequency for 0.6 s
+  /// (10 dB louder, beating with it) hides it from every window; the tone
+  /// comes back on its phase line and is one tone, not two.
+  @Test func aVoiceLingeringOnTheToneDoesNotCutItInTwo() throws {
+    var samples = Self.sine(151.4, seconds: 6, amplitude: 0.01, start: 0.5)
+    for n in Int(2.0 * Self.rate)..<Int(2.6 * Self.rate) {
+      let t = Double(n) / Self.rate
+      samples[n] += Float(0.032 * sin(2 * .pi * (151.1 * t + 0.5 * t * t)))
+    }
+    let found = try Self.decode(samples)
+    #expect(found.count == 1, "\(found)")
+    #expect(
+      abs((found.first?.time ?? 0) - 0.5) <= 0.1 && abs((found.first?.duration ?? 0) - 5.5) <= 0.3)
+  }
+
+  /// Two transmissions through one repeater, the same sub-tone from two
+  /// encoders (phase and frequency a little apart), 0.4 s between them: two
+  /// tones, each with its own start.
+  @Test func twoTransmissionsOnOneToneAreTwoTones() throws {
+    let first = Self.sine(127.3, seconds: 3, amplitude: 0.01, start: 0.5)
+    let second = (0..<Int(3 * Self.rate)).map { n in
+      Float(0.012 * sin(2 * .pi * 127.3 * 1.002 * Double(n) / Self.rate + 2.1))
+    }
+    let found = try Self.decode(first + [Float](repeating: 0, count: Int(0.4 * Self.rate)) + second)
+    #expect(found.count == 2, "\(found)")
+    guard found.count == 2 else { return }
+    #expect(abs(found[0].time - 0.5) <= 0.1 && abs(found[0].duration - 2.5) <= 0.3)
+    #expect(abs(found[1].time - 3.4) <= 0.1 && abs(found[1].duration - 3) <= 0.3)
+    #expect(found.allSatisfy { $0.frequencies == [127.3] })
+  }
+
   @Test func theSubToneCannotBeSentAsAMessage() {
     #expect(throws: TonePlanError.self) {
       try TonePlan.ctcss.schedule(for: "67.0", sampleRate: 8_000)
