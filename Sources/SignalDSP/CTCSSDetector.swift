@@ -72,6 +72,9 @@ final class CTCSSDetector {
     /// Whether the latest frame held it after it had faded (one such frame
     /// is not enough to take it back).
     var isReturning = false
+    /// Whether it went unheld long enough to end (a locked tone may still
+    /// come back; see `fadingMisses`).
+    var isFading: Bool { misses >= CTCSSDetector.endingMisses }
     var peakLevel: Double
     /// Frames that found the tone, and of those, how many beside another steady peak.
     var frames = 0
@@ -163,19 +166,15 @@ final class CTCSSDetector {
     input = fftwf_alloc_real(fftLength)!
     input.initialize(repeating: 0, count: fftLength)
     output = fftwf_alloc_complex(fftLength / 2 + 1)!
-    nonisolated(unsafe) let input = input
-    nonisolated(unsafe) let output = output
-    nonisolated(unsafe) var planned: fftwf_plan?
-    SpectrumAnalyzer.plannerLock.withLock { _ in
-      planned = fftwf_plan_dft_r2c_1d(Int32(fftLength), input, output, UInt32(FFTW_ESTIMATE))
+    let (input, output) = (input, output)
+    fftPlan = SpectrumAnalyzer.makePlan {
+      fftwf_plan_dft_r2c_1d(Int32(fftLength), input, output, UInt32(FFTW_ESTIMATE))
     }
-    fftPlan = planned!
     power = [Double](repeating: 0, count: fftLength / 2 + 1)
   }
 
   deinit {
-    nonisolated(unsafe) let fftPlan = fftPlan
-    SpectrumAnalyzer.plannerLock.withLock { _ in fftwf_destroy_plan(fftPlan) }
+    SpectrumAnalyzer.destroyPlan(fftPlan)
     fftwf_free(input)
     fftwf_free(output)
   }
@@ -352,8 +351,8 @@ final class CTCSSDetector {
     // neither keeps another tone from being acquired meanwhile, nor the
     // faded one's own tone off its phase line (the next transmission
     // through the same repeater).
-    if let held = active, held.lock == nil || held.misses >= Self.endingMisses {
-      let isFaded = held.lock != nil
+    if let held = active, held.lock == nil || held.isFading {
+      let isFaded = held.isFading
       acquire(
         from: found.filter { $0.tone != held.tone || isFaded }, frameEnd: frameEnd, emit: emit)
     }
@@ -367,7 +366,7 @@ final class CTCSSDetector {
   ) {
     var current = tone
     let edge = frameEnd - 0.1
-    let isFading = current.misses >= Self.endingMisses
+    let isFading = current.isFading
     var trial = current
     let isHeld = holds(&trial, match: match)
     if isHeld && (!isFading || current.isReturning) {

@@ -59,19 +59,14 @@ final class PairedSpectrumAnalyzer {
     powers = .allocate(capacity: 2 * stride)
     powers.initialize(repeating: 0, count: 2 * stride)
     scratch = .allocate(capacity: 2 * binCount)
-    let length = Int32(frameLength)
-    nonisolated(unsafe) let input = input
-    nonisolated(unsafe) let output = output
-    nonisolated(unsafe) var planned: fftwf_plan?
-    SpectrumAnalyzer.plannerLock.withLock { _ in
-      planned = fftwf_plan_dft_1d(length, input, output, FFTW_FORWARD, UInt32(FFTW_ESTIMATE))
+    let (length, input, output) = (Int32(frameLength), input, output)
+    plan = SpectrumAnalyzer.makePlan {
+      fftwf_plan_dft_1d(length, input, output, FFTW_FORWARD, UInt32(FFTW_ESTIMATE))
     }
-    plan = planned!
   }
 
   deinit {
-    nonisolated(unsafe) let plan = plan
-    SpectrumAnalyzer.plannerLock.withLock { _ in fftwf_destroy_plan(plan) }
+    SpectrumAnalyzer.destroyPlan(plan)
     fftwf_free(input)
     fftwf_free(output)
     window.deallocate()

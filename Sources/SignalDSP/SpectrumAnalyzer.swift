@@ -42,6 +42,20 @@ public final class SpectrumAnalyzer {
   /// module is made and destroyed under this one lock.
   static let plannerLock = Mutex(())
 
+  /// The plan `make` returns, made under `plannerLock`. Any thread.
+  static func makePlan(_ make: () -> fftwf_plan?) -> fftwf_plan {
+    nonisolated(unsafe) let make = make
+    nonisolated(unsafe) var planned: fftwf_plan?
+    plannerLock.withLock { _ in planned = make() }
+    return planned!
+  }
+
+  /// Destroys `plan` under `plannerLock`. Any thread.
+  static func destroyPlan(_ plan: fftwf_plan) {
+    nonisolated(unsafe) let plan = plan
+    plannerLock.withLock { _ in fftwf_destroy_plan(plan) }
+  }
+
   /// Readies FFTW's planner on a thread of its own and returns at once: the
   /// planner's first use registers all its algorithms (about a
   /// millisecond), which a program can so do while it starts up, before it
@@ -64,11 +78,7 @@ public final class SpectrumAnalyzer {
   private static func prepare() {
     let input = fftwf_alloc_real(16)!
     let output = fftwf_alloc_complex(9)!
-    nonisolated(unsafe) let buffers = (input, output)
-    plannerLock.withLock { _ in
-      fftwf_destroy_plan(
-        fftwf_plan_dft_r2c_1d(16, buffers.0, buffers.1, UInt32(FFTW_ESTIMATE)))
-    }
+    destroyPlan(makePlan { fftwf_plan_dft_r2c_1d(16, input, output, UInt32(FFTW_ESTIMATE)) })
     fftwf_free(input)
     fftwf_free(output)
   }
@@ -105,19 +115,14 @@ public final class SpectrumAnalyzer {
     UnsafeMutableRawPointer(output).initializeMemory(
       as: Float.self, repeating: 0, count: 2 * (frameLength / 2 + 1))
     scratch = .allocate(capacity: 2 * (frameLength / 2 + 1))
-    let length = Int32(frameLength)
-    nonisolated(unsafe) let input = input
-    nonisolated(unsafe) let output = output
-    nonisolated(unsafe) var planned: fftwf_plan?
-    Self.plannerLock.withLock { _ in
-      planned = fftwf_plan_dft_r2c_1d(length, input, output, UInt32(FFTW_ESTIMATE))
+    let (length, input, output) = (Int32(frameLength), input, output)
+    plan = Self.makePlan {
+      fftwf_plan_dft_r2c_1d(length, input, output, UInt32(FFTW_ESTIMATE))
     }
-    plan = planned!
   }
 
   deinit {
-    nonisolated(unsafe) let plan = plan
-    Self.plannerLock.withLock { _ in fftwf_destroy_plan(plan) }
+    Self.destroyPlan(plan)
     fftwf_free(input)
     fftwf_free(output)
     window.deallocate()
