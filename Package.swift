@@ -73,7 +73,9 @@ let package = Package(
     .testTarget(name: "PlottingTests", dependencies: ["Plotting", "SignalDSP", "TestSupport"]),
     .testTarget(
       name: "MicLoopCLITests",
-      dependencies: ["MicLoopCLI", "MicLoopKit", "AudioFiles", "SignalDSP", "CCairo"],
+      dependencies: [
+        "MicLoopCLI", "MicLoopKit", "AudioFiles", "SignalDSP", "CCairo", "TestSupport",
+      ],
       linkerSettings: [.linkedLibrary("cairo")]),
   ]
 )

@@ -41,6 +41,9 @@ extension TonePlanError {
         + (isFile
           ? "; resample the file (for example with sox) or use another plan"
           : "; use a higher --rate or another plan")
+    case .sampleRateTooHigh:
+      return description
+        + (isFile ? "; resample the file first (for example with sox)" : "; use a lower --rate")
     case .aboveNyquist: return description + "; use a higher --rate or other characters"
     case .emptyMessage: return description + ": give the text to send"
     case .unknownSymbols, .tonesTooLow: return description

@@ -215,9 +215,20 @@ public final class ToneDecoder {
     }
   }
 
+  /// The highest input rate decoded: an SDR's 10 MS/s. The full-rate
+  /// analyses' frames and the decimator's filter grow with the rate.
+  public static let maximumSampleRate = 10_000_000.0
+
   private static func checkRate(
     _ plan: TonePlan, sampleRate: Double, settings: ToneDetectionSettings
   ) throws(TonePlanError) {
+    guard sampleRate <= maximumSampleRate else {
+      throw TonePlanError(
+        .sampleRateTooHigh(limit: Int(maximumSampleRate)),
+        description:
+          "tones are decoded from input of up to \(Int(maximumSampleRate)) Hz, the input has \(Int(min(sampleRate, 1e15))) Hz"
+      )
+    }
     let nyquist = sampleRate / 2
     let lowest: Double
     let needed: Double

@@ -59,7 +59,9 @@ public final class ToneDecoderAhead {
 
   /// A block for up to `capacity` input samples at a time.
   public func makeBlock(capacity: Int) -> ToneBlock {
-    let signalling = streams.maximumSignallingCount(forInput: capacity)
+    // The block that ends the input also holds the decimator's tail.
+    let signalling =
+      streams.maximumSignallingCount(forInput: capacity) + streams.maximumTailCount
     // Signalling samples are kept apart when they are not the input itself;
     // blanked ones lag by up to the blanker's hold (a few ms).
     let streamCapacity =

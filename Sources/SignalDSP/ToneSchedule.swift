@@ -27,6 +27,8 @@ public struct TonePlanError: Error, Sendable, CustomStringConvertible {
     case aboveNyquist
     /// The plan's tones need this sample rate or more to be decoded.
     case sampleRateTooLow(required: Int)
+    /// The input's sample rate is above what the decoder takes.
+    case sampleRateTooHigh(limit: Int)
     /// The plan has tones too low to decode.
     case tonesTooLow
   }

@@ -55,6 +55,13 @@ final class ToneStreams {
     return decimator.maximumOutputCount(forInput: Self.chunk) * (count / Self.chunk + 1)
   }
 
+  /// The most signalling samples `finish` makes (the filter's tail).
+  var maximumTailCount: Int {
+    guard let decimator else { return 0 }
+    let tail = Int(decimator.delay * sampleRate) * 2 + 1
+    return decimator.maximumOutputCount(forInput: Self.chunk) * (tail / Self.chunk + 1)
+  }
+
   /// Clicks blanked so far, in blocks of about 0.5 ms.
   var blankedClicks: Int { blanker.blankedBlocks }
 
@@ -111,9 +118,18 @@ final class ToneStreams {
   func finish(_ body: (Stream, UnsafeBufferPointer<Float>) -> Void) {
     guard isSignallingHeard || isBlankedHeard else { return }
     if var decimator, let decimated {
-      let silence = [Float](repeating: 0, count: Int(decimator.delay * sampleRate) * 2 + 1)
-      let produced = silence.withUnsafeBufferPointer { decimator.process($0, into: decimated) }
-      signalling(UnsafeBufferPointer(start: decimated, count: produced), body)
+      // The filter's tail, a chunk at a time as `decimated` is sized (at
+      // megahertz rates the filter is longer than a chunk).
+      let silence = [Float](repeating: 0, count: Self.chunk)
+      var remaining = Int(decimator.delay * sampleRate) * 2 + 1  // as `maximumTailCount` counts
+      while remaining > 0 {
+        let count = min(Self.chunk, remaining)
+        let produced = silence.withUnsafeBufferPointer {
+          decimator.process(UnsafeBufferPointer(rebasing: $0[..<count]), into: decimated)
+        }
+        signalling(UnsafeBufferPointer(start: decimated, count: produced), body)
+        remaining -= count
+      }
       self.decimator = decimator
     }
     if isBlankedHeard { blanker.flush { body(.blanked, $0) } }

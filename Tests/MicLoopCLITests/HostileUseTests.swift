@@ -1,6 +1,7 @@
 import AudioFiles
 import Foundation
 import MicLoopCLI
+import TestSupport
 import Testing
 
 /// What a hostile or careless user does: absurd numbers, closed or full
@@ -177,5 +178,43 @@ import Testing
     let reader = try AudioFileReader(path: big)
     #expect(reader.declaredFrameCount.map { Int($0) } == 278_400_000)
     #expect(reader.channelCount == 8)
+  }
+}
+
+/// Sample rates far from audio's: an SDR's megahertz files and headers
+/// that claim absurd rates.
+@Suite struct ExtremeRateTests {
+  let directory: URL
+
+  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+
+  func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+  @Test func keysAtAnSDRsRateAreDecodedByEveryPlanWithoutHarm() throws {
+    let keys = file("keys.wav")
+    let sdr = file("sdr.wav")
+    let sent = try MicLoopBinary.run(["send", "--plan", "dtmf", "159#", "--output", keys])
+    #expect(sent.status == 0, "\(sent.errorOutput)")
+    try MicLoopBinary.shell(["sox", keys, "-r", "2048000", sdr])
+    let dtmf = try MicLoopBinary.run(["tones", "--plan", "dtmf", "--input", sdr, "--json"])
+    #expect(dtmf.exitedNormally && dtmf.status == 0, "\(dtmf.errorOutput)")
+    let symbols = dtmf.output.split(separator: "\n").compactMap { line -> String? in
+      let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+      return object?["event"] as? String == "tone" ? object?["symbol"] as? String : nil
+    }
+    #expect(symbols.joined() == "159#", "\(dtmf.output)")
+    for plan in ["ccir", "zvei1", "ctcss", "handshake", "siren", "twotone:1000,1200"] {
+      let result = try MicLoopBinary.run(["tones", "--plan", plan, "--input", sdr])
+      #expect(result.exitedNormally && result.status == 0, "\(plan): \(result.errorOutput)")
+    }
+  }
+
+  @Test func ratesAboveTheDecodersAreRefusedInOneLine() throws {
+    let path = file("twenty-megahertz.wav")
+    try TestFiles.writeWAVHeaderClaiming(rate: 20_000_000, samples: 4_000, to: path)
+    let result = try MicLoopBinary.run(["tones", "--plan", "dtmf", "--input", path])
+    #expect(result.exitedNormally && result.status != 0, "\(result.output)")
+    #expect(result.errorLines.count == 1, "\(result.errorOutput)")
+    #expect(result.errorOutput.contains("10000000 Hz"), "\(result.errorOutput)")
   }
 }

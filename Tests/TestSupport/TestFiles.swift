@@ -50,3 +50,29 @@ public struct TestFiles {
     return file
   }
 }
+
+extension TestFiles {
+  /// Writes a 16-bit mono WAV whose header claims `rate` (any value a
+  /// 32-bit field holds), with `samples` samples of a quiet square wave.
+  public static func writeWAVHeaderClaiming(rate: UInt32, samples: Int, to path: String) throws {
+    var data = Data()
+    func append<T: FixedWidthInteger>(_ value: T) {
+      withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
+    }
+    let bytes = UInt32(samples * 2)
+    data.append(contentsOf: Array("RIFF".utf8))
+    append(UInt32(36) + bytes)
+    data.append(contentsOf: Array("WAVEfmt ".utf8))
+    append(UInt32(16))
+    append(UInt16(1))
+    append(UInt16(1))
+    append(rate)
+    append(rate &* 2)
+    append(UInt16(2))
+    append(UInt16(16))
+    data.append(contentsOf: Array("data".utf8))
+    append(bytes)
+    for index in 0..<samples { append(Int16(index / 8 % 2 == 0 ? 1000 : -1000)) }
+    try data.write(to: URL(fileURLWithPath: path))
+  }
+}
