@@ -207,15 +207,17 @@ public final class ALSADevicePair: DuplexBackend {
   /// server that has gone is reported at once by the plugin itself.
   ///
   /// A stream that delivered and then stops moving for a second (at least
-  /// eight periods) is restarted like an overrun (-EPIPE):
-  /// a server's plugin can stop advancing its pointer for good after a
-  /// burst larger than the buffer (pulse's capture ring does, when another
-  /// stream starts on the sink under load), and only a new stream gets it going.
+  /// eight periods) is restarted like an overrun (-EPIPE): a server's
+  /// plugin can stop advancing its pointer for good, and only a new stream
+  /// gets it going. Shorter pauses are a server's rhythm, not a fault: a
+  /// null sink's monitor delivers in blocks of the sink's latency, and its
+  /// reported delay includes that latency, so a restart there would throw
+  /// away audio the server was about to hand over.
   private func waitFor(_ device: PCMDevice, first: Int, count: Int, events: Int16) -> Int32 {
     let deadline = MonotonicClock.now() + 5_000_000_000
     let periodNanos = UInt64(periodFrames) * 1_000_000_000 / UInt64(max(1, device.sampleRate))
-    let stallCheck = 2 * periodNanos
     let stallLimit = max(1_000_000_000, 8 * periodNanos)
+    let partialWait = 2 * periodNanos
     while true {
       let available = device.avail()
       if available < 0 { return Int32(available) }
@@ -228,11 +230,12 @@ public final class ALSADevicePair: DuplexBackend {
         hasDelivered = true
         return 0
       }
-      // More waiting in the server than the whole buffer, yet not a period
-      // here: the plugin's ring is stuck (pulse clamps it after falling a
-      // buffer behind). Only a new stream moves it again: restart at once.
-      if hasDelivered && now - lastProgress > stallCheck && device.delay() > device.bufferFrames {
-        return -EPIPE
+      // Part of a period that has not grown for two periods' time: take it
+      // (`read` moves partial transfers). Pulse's plugin advances its
+      // pointer only as frames are read once the server holds a buffer's
+      // worth, so waiting for a whole period there waits for ever.
+      if hasDelivered && available > 0 && now - lastProgress > partialWait {
+        return 0
       }
       if hasDelivered && now - lastProgress > stallLimit { return -EPIPE }
       if now >= deadline { return -ETIMEDOUT }
@@ -297,7 +300,9 @@ public final class ALSADevicePair: DuplexBackend {
   /// partial transfers when fewer frames are ready than a period (some
   /// plugins, pulse among them, round their fill level) and waiting on the
   /// stream's descriptors when nothing is ready. A second with no progress
-  /// means the device has stalled (-EIO).
+  /// is a stuck stream, restarted like an overrun (-EPIPE) as `waitFor`
+  /// does, once it has delivered; before that, the device has stalled
+  /// (-ETIMEDOUT).
   @inline(__always)
   private func transfer(
     _ device: PCMDevice, frames: Int, descriptorCount: Int, events: Int16,
@@ -317,7 +322,7 @@ public final class ALSADevicePair: DuplexBackend {
         if stalledSince == 0 {
           stalledSince = now
         } else if now - stalledSince > 1_000_000_000 {
-          return Int(-ETIMEDOUT)
+          return Int(hasDelivered ? -EPIPE : -ETIMEDOUT)
         }
         let waited = waitReady(device, count: descriptorCount, events: events)
         if waited < 0 { return Int(waited) }

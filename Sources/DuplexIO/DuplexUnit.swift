@@ -239,7 +239,8 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       fail(code, operation)
       return .end
     case .xrun:
-      if state.sampleTime < settlingFrames {
+      // Only the speaker settles: a capture restart loses what was captured.
+      if flag == .outputUnderrun && state.sampleTime < settlingFrames {
         statistics.settlingXruns.add(1, ordering: .relaxed)
       } else if flag == .outputUnderrun {
         statistics.underruns.add(1, ordering: .relaxed)

@@ -63,9 +63,10 @@ public struct DuplexConfiguration: Sendable, Equatable {
   public var periodFrames = 256
   /// Preferred periods per buffer.
   public var periodCount = 2
-  /// Seconds after start during which xruns are recovered and counted as
-  /// settling, not as overruns/underruns: sound servers (pulse) report an
-  /// underflow while their sink first fills its own queue.
+  /// Seconds after start during which playback underruns are recovered
+  /// and counted as settling, not as underruns: sound servers (pulse)
+  /// report an underflow while their sink first fills its own queue. A
+  /// capture overrun always counts: its restart loses captured audio.
   public var settlingTime = 0.25
   public var alsa = ALSA()
 

@@ -149,6 +149,30 @@ func duplexConfiguration(channels: Int = 1) -> DuplexConfiguration {
     #expect(unit.failure == nil)
   }
 
+  @Test func anOverrunWhileTheSpeakerSettlesStillCounts() throws {
+    let device = SimulatedDevicePair(periodFrames: 32)
+    let client = RecordingClient()
+    var configuration = duplexConfiguration()
+    configuration.settlingTime = 10
+    let unit = DuplexUnit(configuration: configuration, backend: device, client: client)
+    try unit.initialize()
+    try unit.start()
+    device.advance(periods: 2)
+    #expect(device.waitUntilCompleted(2))
+    device.inject(.overrun)
+    device.advance(periods: 2)
+    #expect(device.waitUntilCompleted(4))
+    device.inject(.underrun)
+    device.advance(periods: 2)
+    #expect(device.waitUntilCompleted(6))
+    unit.stop()
+    // Captured audio was lost: an overrun, whenever it happens.
+    #expect(unit.statistics.overruns.load(ordering: .relaxed) == 1)
+    // The speaker's first underruns are the server filling its queue.
+    #expect(unit.statistics.underruns.load(ordering: .relaxed) == 0)
+    #expect(unit.statistics.settlingXruns.load(ordering: .relaxed) == 1)
+  }
+
   @Test func injectedUnderrunIsCountedAndFlagged() throws {
     let device = SimulatedDevicePair(periodFrames: 32)
     let client = RecordingClient()

@@ -139,6 +139,40 @@ import Testing
     #expect(Self.texts(events) == ["12335", "Hi"], "\(result.output)")
   }
 
+  /// Live, as the README shows it: `tones` listens at its default period
+  /// while `send` plays calls into the virtual microphone one after
+  /// another, each a new stream waking the idle sink. Every key of every
+  /// call is decoded (the sink's monitor delivers in bursts that once
+  /// looked like a stuck stream, and restarting it lost a key or two).
+  @Test func everyKeyOfCallsSentOneAfterAnotherIsDecodedLive() throws {
+    let devices = try VirtualDevices()
+    let calls = 8
+    let result = try LiveAttempts.run {
+      let listener = try devices.startMicloop([
+        "tones", "--plan", "dtmf", "-D", "pulse:mic.monitor", "--json",
+      ])
+      usleep(1_000_000)
+      var senders = ""
+      for _ in 0..<calls {
+        let sent = try devices.micloop(["send", "--plan", "dtmf", "123#", "-D", "pulse:mic"])
+        senders += sent.output + sent.errorOutput
+        usleep(1_200_000)
+      }
+      listener.signal(SIGINT)
+      let result = listener.result()
+      let passed =
+        Self.symbols(Self.events(result.output), plan: "dtmf")
+        == String(
+          repeating: "123#", count: calls)
+      return (result, passed, result.output + senders)
+    }
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let events = Self.events(result.output)
+    #expect(
+      Self.symbols(events, plan: "dtmf") == String(repeating: "123#", count: calls),
+      "\(result.output)")
+  }
+
   /// Live: loopback decodes while it monitors.
   @Test func loopbackDecodesWhileMonitoring() throws {
     let devices = try VirtualDevices()
