@@ -58,6 +58,7 @@ prints the verdict without failing.
 
 import argparse
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -193,7 +194,7 @@ def reading(rng, pool, level_steady, moving):
             total += breath
         truth = phrase_truth(phrase)
         level = rng.uniform(*LEVEL_DBFS) if moving else level_steady
-        active = np.sqrt(np.mean(np.repeat(frame_rms(phrase), FRAME_SAMPLES)[np.repeat(truth, FRAME_SAMPLES)] ** 2))
+        active = np.sqrt(np.mean(frame_rms(phrase)[truth] ** 2))
         pieces.append(phrase / active * 10 ** (level / 20))
         masks.append(truth)
         total += len(phrase)
@@ -276,7 +277,7 @@ def background(kind, rng, corpus, language, length):
 
 def build_case(corpus, kind, snr, index, seed, condition_index):
     """(mix at 16 kHz, truth mask, reading spans, description)."""
-    rng = np.random.default_rng([seed, CORPUS_VERSION, condition_index, index, corpus.which == "check"])
+    rng = np.random.default_rng([seed, CORPUS_VERSION, condition_index, index, int(corpus.which == "check")])
     language = list(real_corpus.SPEAKERS)[(condition_index + index) % len(real_corpus.SPEAKERS)]
     reverberant = (condition_index + index) % 2 == 1
     moving = (condition_index // 2 + index) % 2 == 1
@@ -418,7 +419,7 @@ def score(truth, spans, detected):
     keep = ~ignore
     overlapping = [sum(1 for s in detected if s[1] > a and s[0] < b) for a, b in segments]
     per_reading = [sum(1 for s in detected if s[1] > a and s[0] < b) for a, b in spans]
-    return dict(tp=int(np.sum(truth & found & keep)), fp=int(np.sum(~truth & found & keep)),
+    return dict(frames=frames, tp=int(np.sum(truth & found & keep)), fp=int(np.sum(~truth & found & keep)),
                 fn=int(np.sum(truth & ~found & keep)), false=int(np.sum(found & ~near)), far=int(np.sum(~near)),
                 overlaps=int(sum(overlapping)), utterances=len(segments),
                 reading_segments=int(sum(per_reading)), readings=len(spans))
@@ -563,9 +564,8 @@ def render(table, congrats, rows):
     lines = []
     for which, detectors in table.items():
         files = [r for r in rows if r["half"] == which and r["detector"] == MICLOOP]
-        minutes = sum((r["tp"] + r["fp"] + r["fn"]) for r in files)  # unused detail, kept simple
-        del minutes
-        lines += [f"### {which} half ({len(files)} files)", "",
+        minutes = sum(r["frames"] for r in files) * FRAME / 60
+        lines += [f"### {which} half ({len(files)} files, {minutes:.1f} minutes)", "",
                   "| noise | detector | F1 | false talk | segments / utterance | segments / reading |",
                   "|---|---|---|---|---|---|"]
         for group in KINDS + ["overall", "reverberant", "dry", "level changing", "level steady"]:
@@ -592,6 +592,16 @@ def render(table, congrats, rows):
     return lines
 
 
+def pin_worker(counter):
+    """Each worker on a core of its own: Silero's inference library starts threads of its own
+    per chunk, which only fight over the cores otherwise."""
+    with counter.get_lock():
+        index = counter.value
+        counter.value += 1
+    cores = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cores[index % len(cores)]})
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--micloop", default=".build/release/micloop")
@@ -611,7 +621,8 @@ def main():
     halves = [args.half] if args.half else list(real_corpus.HALVES)
     jobs = [(which, c, index, args.seed, args.micloop, args.meter_args.split())
             for which in halves for c in range(len(CONDITIONS)) for index in range(cases)]
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+    counter = multiprocessing.Value("i", 0)
+    with ProcessPoolExecutor(max_workers=args.jobs, initializer=pin_worker, initargs=(counter,)) as pool:
         rows = [row for result in pool.map(run_case, jobs) for row in result]
     congrats = congrats_case(args.micloop, args.meter_args.split())
     table = summarize(rows)
