@@ -30,7 +30,9 @@ is within 30 dB of the loudest frame of its phrase, and pauses under
 100 ms or more away from speech marked talk; segments per utterance is
 the mean number of detected segments overlapping each true speech segment
 (above 1: talk broken up; below 1: speech missed); segments per reading
-counts the detected segments over a whole reading (informational).
+counts the detected segments over a whole reading (informational); a
+dropout is a stretch without talk holding 2 s or more of true speech (the
+worst of micloop's are listed with their times).
 
 Detectors, all on the same mix:
 * micloop: `micloop meter --input F --json` (default settings), the mix
@@ -93,6 +95,8 @@ CONDITIONS = [("clean", None), ("quiet", 30), ("babble", 15), ("babble", 10), ("
               ("music", 15), ("music", 10), ("music", 5), ("tv", 10), ("tv", 5), ("cafe", 10), ("cafe", 5)]
 KINDS = ["clean", "quiet", "babble", "music", "tv", "cafe"]
 QUIET_KINDS = ("clean", "quiet")
+DROPOUT_SPEECH = 2.0  # seconds of speech inside a stretch without talk that make it a dropout
+DROPOUTS_LISTED = 15
 CHECK_CASES = 2
 FULL_CASES = 6
 CORPUS_VERSION = 1  # bump when the case construction changes
@@ -425,6 +429,18 @@ def score(truth, spans, detected):
                 reading_segments=int(sum(per_reading)), readings=len(spans))
 
 
+def dropouts(truth, detected):
+    """Stretches without talk that hold at least DROPOUT_SPEECH seconds of true speech:
+    [(from s, to s, speech s)]."""
+    edges = [0.0] + [t for segment in detected for t in segment] + [len(truth) * FRAME]
+    found = []
+    for a, b in zip(edges[::2], edges[1::2]):
+        speech = np.sum(truth[int(round(a / FRAME)):int(round(b / FRAME))]) * FRAME
+        if speech >= DROPOUT_SPEECH:
+            found.append((round(a, 2), round(b, 2), round(float(speech), 1)))
+    return found
+
+
 def pooled(rows):
     total = {key: sum(r[key] for r in rows) for key in ("tp", "fp", "fn", "false", "far", "overlaps", "utterances",
                                                           "reading_segments", "readings")}
@@ -480,7 +496,8 @@ def run_case(job):
     for detector, segments in detected.items():
         row = score(truth, spans, [tuple(s) for s in segments])
         row.update(detector=detector, half=which, kind=kind, snr=snr, case=name, reverberant=meta["reverberant"],
-                   moving=meta["moving"], language=meta["language"], background=meta["background"])
+                   moving=meta["moving"], language=meta["language"], background=meta["background"],
+                   dropouts=dropouts(truth, segments))
         rows.append(row)
     return rows
 
@@ -560,7 +577,7 @@ def failures(table, congrats):
     return problems
 
 
-def render(table, congrats, rows):
+def render(table, congrats, rows, seed):
     lines = []
     for which, detectors in table.items():
         files = [r for r in rows if r["half"] == which and r["detector"] == MICLOOP]
@@ -575,6 +592,18 @@ def render(table, congrats, rows):
                     continue
                 lines.append(f"| {group} | {detector} | {e['f1']:.3f} | {e['false_talk'] * 100:.1f} % | "
                              f"{e['segments']:.2f} | {e['per_reading']:.2f} |")
+        lines.append("")
+    lost = [(r["case"], d) for r in rows if r["detector"] == MICLOOP for d in r["dropouts"]]
+    lines += [f"micloop's dropouts: {len(lost)} stretches without talk holding {DROPOUT_SPEECH:g} s or more of speech "
+              f"(in {len({c for c, _ in lost})} of {len([r for r in rows if r['detector'] == MICLOOP])} files; "
+              f"Silero VAD: {sum(len(r['dropouts']) for r in rows if r['detector'] == SILERO)}, "
+              f"WebRTC VAD: {sum(len(r['dropouts']) for r in rows if r['detector'] == WEBRTC)})", ""]
+    if lost:
+        worst = sorted(lost, key=lambda item: -item[1][2])[:DROPOUTS_LISTED]
+        lines += [f"The {len(worst)} with the most speech (all of them in --json; the files are "
+                  f"{os.path.relpath(case_directory(seed))}/NAME-48k.wav):", "",
+                  "| file | no talk from s | to s | speech in it s |", "|---|---|---|---|"]
+        lines += [f"| {case} | {a:.2f} | {b:.2f} | {speech:.1f} |" for case, (a, b, speech) in worst]
         lines.append("")
     lines += [f"### Named case: {congrats['file']} ({congrats['duration']:.1f} s, "
               f"{congrats['speech_seconds']:.1f} s of speech, no noise; micloop on ffmpeg's 48 kHz decode)", "",
@@ -630,9 +659,10 @@ def main():
     elapsed = time.monotonic() - started
     if args.json:
         print(json.dumps(dict(halves=table, demo_congrats=congrats, cases=rows, failures=problems,
+                              case_files=os.path.relpath(case_directory(args.seed)),
                               seconds=round(elapsed, 1)), indent=1))
     else:
-        print("\n".join(render(table, congrats, rows)))
+        print("\n".join(render(table, congrats, rows, args.seed)))
         print(f"\n{len(jobs)} files, {elapsed:.0f} s")
     if args.check:
         for problem in problems:
