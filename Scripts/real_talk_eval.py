@@ -117,7 +117,8 @@ SILERO_RELEASE = 0.35
 SILERO_MIN_SILENCE = 0.100
 SILERO_MIN_SPEECH = 0.250
 SILERO_PAD = 0.030
-PEER_SETTINGS = (f"webrtc mode {WEBRTC_MODE} frame {WEBRTC_FRAME} ring {WEBRTC_RING} ratio {WEBRTC_RATIO}; "
+PEER_VERSION = 2  # bump when a peer's segmentation changes: its cached results are redone
+PEER_SETTINGS = (f"v{PEER_VERSION} webrtc mode {WEBRTC_MODE} frame {WEBRTC_FRAME} ring {WEBRTC_RING} ratio {WEBRTC_RATIO}; "
                  f"silero {SILERO_THRESHOLD} {SILERO_RELEASE} {SILERO_MIN_SILENCE} {SILERO_MIN_SPEECH} {SILERO_PAD}")
 
 
@@ -393,14 +394,19 @@ def silero_segments(mix):
     end = count * step
     if start is not None and end - start > SILERO_MIN_SPEECH:
         segments.append((start, end))
-    padded = []
-    for a, b in segments:
-        a, b = max(0.0, a - SILERO_PAD), min(end, b + SILERO_PAD)
-        if padded and a <= padded[-1][1]:
-            padded[-1] = (padded[-1][0], b)
+    # Padding as get_speech_timestamps pads: a gap under two pads is shared by its two segments.
+    padded = [list(segment) for segment in segments]
+    for index, segment in enumerate(padded):
+        if index == 0:
+            segment[0] = max(0.0, segment[0] - SILERO_PAD)
+        if index < len(padded) - 1:
+            gap = padded[index + 1][0] - segment[1]
+            share = gap / 2 if gap < 2 * SILERO_PAD else SILERO_PAD
+            segment[1] += share
+            padded[index + 1][0] -= share
         else:
-            padded.append((a, b))
-    return padded
+            segment[1] = min(end, segment[1] + SILERO_PAD)
+    return [tuple(segment) for segment in padded]
 
 
 # --- scoring ------------------------------------------------------------------------------------
