@@ -59,7 +59,7 @@ CONGRATS = ("en", "demo-congrats")
 
 
 def half(name):
-    """"tune" or "check" for a phrase name such as "digits/7" or "vm-goodbye"."""
+    """The half of a phrase, "tune" or "check", from its name (such as "digits/7" or "vm-goodbye")."""
     return HALVES[hashlib.sha256(name.encode()).digest()[0] & 1]
 
 
