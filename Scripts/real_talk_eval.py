@@ -52,8 +52,9 @@ A named case reproduces a known failure: `demo-congrats` (a 30 s reading,
 no noise) decoded straight to 48 kHz by ffmpeg.
 
 By default two cases per condition and half (48 files, 50 minutes);
-`--full` builds six (144 files, 148 minutes). Case files and the peers' results are cached under
-.build/real-corpus/talk-*; micloop always runs afresh. `--check` fails
+`--full` builds six (144 files, 148 minutes). Case files and the peers'
+results are cached under .build/real-corpus/talk-*; micloop always runs
+afresh. `--check` fails
 (exit 1) below the targets named at the top of this file; `--report-only`
 prints the verdict without failing.
 """
