@@ -116,9 +116,9 @@ def speech(language):
     folder = os.path.join(SOUNDS, SPEAKERS[language])
     decoded = decode_g722([os.path.join(folder, n + ".g722") for n in names])
     os.makedirs(CACHE, exist_ok=True)
-    np.savez(cache + ".tmp.npz", **{n.replace("/", "__"): np.round(x * 32768).astype("<i2")
-                                    for n, x in zip(names, decoded)})
-    os.replace(cache + ".tmp.npz", cache)
+    partial = f"{cache}.{os.getpid()}.npz"
+    np.savez(partial, **{n.replace("/", "__"): np.round(x * 32768).astype("<i2") for n, x in zip(names, decoded)})
+    os.replace(partial, cache)
     return dict(zip(names, decoded))
 
 
@@ -171,12 +171,13 @@ def write_wav(path, samples, rate, bits=16):
     raw = ints.astype("<i2").tobytes() if bits == 16 else \
         np.frombuffer(ints.tobytes(), dtype=np.uint8).reshape(-1, 4)[:, :3].tobytes()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with wave.open(path + ".tmp", "wb") as w:
+    partial = f"{path}.{os.getpid()}.tmp"
+    with wave.open(partial, "wb") as w:
         w.setnchannels(1)
         w.setsampwidth(bits // 8)
         w.setframerate(rate)
         w.writeframes(raw)
-    os.replace(path + ".tmp", path)
+    os.replace(partial, path)
 
 
 def dtmf_receiver():

@@ -649,6 +649,8 @@ def main():
     args = parser.parse_args()
     real_corpus.require_packages()
     started = time.monotonic()
+    for language in real_corpus.SPEAKERS:
+        real_corpus.speech(language)  # decoded here once, before the workers read it
     cases = FULL_CASES if args.full else CHECK_CASES
     halves = [args.half] if args.half else list(real_corpus.HALVES)
     jobs = [(which, c, index, args.seed, args.micloop, args.meter_args.split())
