@@ -96,7 +96,7 @@ def background(kind, which, rng, length):
 def keys_file(kind, which, seed):
     """(audio at 8 kHz after the phone channel, keys sent, [(key, start s, end s, low tone dBFS,
     twist dB, background dB under the keys)])."""
-    rng = np.random.default_rng([seed, CORPUS_VERSION, BACKGROUNDS.index(kind), which == "check"])
+    rng = np.random.default_rng([seed, CORPUS_VERSION, BACKGROUNDS.index(kind), int(which == "check")])
     pieces, sent, gains = [np.zeros(RATE)], [], []
     position = RATE
     while len(sent) < KEYS:
