@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""Tone talk-off on recorded speech and music: micloop beside spandsp and multimon-ng.
+
+Speech: every prompt of the three speaker folders of `real_corpus.py`
+(English, Spanish, French; about 80 minutes), one long file per speaker and
+half, the prompts one after another as recorded, at 8 kHz (a phone line)
+and 16 kHz (the recordings' own rate), and at 48 kHz for the one plan that
+needs it (Handshake). Music: the three macroform music-on-hold tracks (8 kHz
+originals; first half of each track tuning, second half check), at the same
+rates.
+
+Decoded with
+* micloop `tones --plan dtmf --input F --json`, and with every other plan
+  at once (`ALL_PLANS`: the 5-tone plans, the siren signals, two-tone
+  pages; Handshake too at 48 kHz), with `--repeat-window 0` so that every
+  decode counts;
+* CTCSS only on radio-filtered audio (a transmitter's 300 Hz sub-audible
+  high-pass: 6th-order elliptic, 40 dB down below it, as
+  Scripts/ctcss_eval.py), where a voice or a bass line cannot sit on the
+  sub-tones; CTCSS on the music as it is (full band) is reported apart, for
+  information only;
+* spandsp's `dtmf_rx` (Bench/dtmf_rx.c, default settings, 8 kHz) and
+  `multimon-ng -a DTMF` (8 and 16 kHz files; it resamples through sox).
+
+Every false DTMF key, call, page and siren signal is listed with its file,
+time and the prompt playing then. The peers print no times: a peer's false
+key is placed by decoding the file cut ever shorter (the decoders are causal:
+the k-th key is in a file cut at t exactly when it was decoded by t), to
+within 50 ms of when the peer decoded it.
+
+`--check` fails (exit 1) unless micloop decodes no DTMF key and no call,
+page or siren signal in any of it, and no CTCSS sub-tone in the
+radio-filtered audio, over at least `TARGET_SPEECH_MINUTES` of speech;
+`--report-only` prints the verdict without failing. The files are cached
+under .build/real-corpus/talkoff-* (the 48 kHz copies are made afresh).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from scipy.signal import ellip, sosfilt
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import real_corpus  # noqa: E402
+
+# Targets (micloop): nothing decoded, on at least this much speech.
+TARGET_FALSE_KEYS = 0
+TARGET_FALSE_CALLS = 0  # 5-tone calls, two-tone pages, siren signals, Handshake messages
+TARGET_FALSE_SUBTONES = 0  # CTCSS on radio-filtered speech and music
+TARGET_SPEECH_MINUTES = 60
+
+PAGERS = "twotone:669.9,1153.4,twotone:832.5,1433.4,twotone:1092.4,1881,twotone:1285.8,2096.9"
+ALL_PLANS = ("dtmf,ccir-1,ccir-2,pccir,zvei1,zvei2,zvei3,dzvei,pzvei,eea,eia,siren,"
+             "twotone:1000,1200,twotone:600,1500:1000,3000,twotone:220,440," + PAGERS)
+WIDE_ONLY_PLANS = "handshake"  # needs 41 kHz or more
+RATES = (8000, 16000)
+WIDE_RATE = 48000
+MUSIC_BLOCK = 5.0  # seconds: the stretches of music named in the list of false decodes
+PLACE_RESOLUTION = 0.05  # seconds: how finely a peer's false key is placed
+CORPUS_VERSION = 1
+
+
+def radio_filter(samples, rate):
+    """A transmitter's sub-audible filter: 6th-order elliptic high-pass at 300 Hz, 40 dB stop band."""
+    return sosfilt(ellip(6, 0.5, 40, 300, "highpass", fs=rate, output="sos"), samples)
+
+
+def build(directory, wide_directory=None):
+    """The audio files: [(kind, half, source, rate, variant, path, pieces)], pieces (start s, end s, name).
+    48 kHz copies (for Handshake) only with `wide_directory`, which is not kept."""
+    files = []
+    for which in real_corpus.HALVES:
+        sources = []
+        for language, folder in real_corpus.SPEAKERS.items():
+            chosen = real_corpus.phrases(language, which)
+            pieces, position = [], 0
+            for name, samples in chosen:
+                pieces.append((position / real_corpus.RATE, (position + len(samples)) / real_corpus.RATE,
+                               f"{folder}/{name}.g722"))
+                position += len(samples)
+            sources.append(("speech", language, lambda c=chosen: np.concatenate([x for _, x in c]), pieces))
+        for track in real_corpus.MUSIC:
+            length = len(real_corpus.music(track, which, rate=8000)) / 8000
+            offset = 0.0 if which == "tune" else len(real_corpus.music(track, rate=8000)) / 2 / 8000
+            blocks = np.arange(0, length, MUSIC_BLOCK)
+            pieces = [(a, min(length, a + MUSIC_BLOCK), f"{track} at {offset + a:.0f} s") for a in blocks]
+            sources.append(("music", track.removesuffix(".wav"), lambda t=track, w=which: real_corpus.music(t, w),
+                            pieces))
+        for kind, source, load, pieces in sources:
+            samples = None
+            wanted = [(rate, variant, directory) for rate in RATES for variant in ("full", "radio")]
+            if wide_directory:
+                wanted.append((WIDE_RATE, "full", wide_directory))
+            for rate, variant, folder in wanted:
+                path = os.path.join(folder, f"{kind}-{source}-{which}-{rate // 1000}k-{variant}.wav")
+                if not os.path.exists(path):
+                    if samples is None:
+                        samples = load()
+                    audio = real_corpus.resample(samples, real_corpus.RATE, rate)
+                    if variant == "radio":
+                        audio = radio_filter(audio, rate)
+                    real_corpus.write_wav(path, audio, rate)
+                files.append((kind, which, source, rate, variant, path, pieces))
+    return files
+
+
+def micloop_events(micloop, plans, path):
+    out = subprocess.run([micloop, "tones", "--plan", plans, "--input", path, "--json", "--repeat-window", "0"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"micloop tones failed on {path}: {out.stderr.strip()}")
+    events = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    return [e for e in events if e["event"] in ("tone", "tone_start", "sequence", "page")]
+
+
+def peer_keys(peer, path, receiver):
+    if peer == "spandsp":
+        out = subprocess.run([receiver, path], capture_output=True, text=True, check=True).stdout
+    else:
+        out = subprocess.run(["multimon-ng", "-q", "-t", "wav", "-a", "DTMF", path], capture_output=True,
+                             text=True, check=True).stdout
+    return [line[6:].strip() for line in out.splitlines() if line.startswith("DTMF: ")]
+
+
+def place_peer_keys(peer, path, rate, receiver, count):
+    """When a peer's `count` keys come: [(key, time s)]. The decoders are causal, so the
+    k-th key is decoded by time t exactly when a file cut at t holds k keys: a bisection on
+    the cut finds each key's time to within PLACE_RESOLUTION."""
+    samples = real_corpus.read_wav(path)
+    placed = []
+    with tempfile.TemporaryDirectory() as directory:
+        part = os.path.join(directory, "part.wav")
+
+        def keys_until(t):
+            real_corpus.write_wav(part, samples[: int(t * rate)], rate)
+            return peer_keys(peer, part, receiver)
+
+        low = 0.0
+        for k in range(1, count + 1):
+            high = len(samples) / rate
+            if len(keys_until(high)) < k:
+                placed.append(("?", None))
+                continue
+            while high - low > PLACE_RESOLUTION:
+                middle = (low + high) / 2
+                if len(keys_until(middle)) >= k:
+                    high = middle
+                else:
+                    low = middle
+            placed.append((keys_until(high)[k - 1], high))
+            low = high
+    return placed
+
+
+def piece_at(pieces, t):
+    for a, b, name in pieces:
+        if a <= t < b:
+            return name
+    return "?"
+
+
+def jobs_for(kind, rate, variant):
+    """The decoder runs on one file: (tool, plans)."""
+    if variant == "radio":
+        return [("micloop", "ctcss")]
+    if rate == WIDE_RATE:
+        return [("micloop", "all")]
+    jobs = [("micloop", "dtmf"), ("micloop", "all"), ("multimon-ng", "dtmf")]
+    if rate == 8000:
+        jobs.append(("spandsp", "dtmf"))
+    if kind == "music":
+        jobs.append(("micloop", "ctcss full band"))
+    return jobs
+
+
+def classify(event):
+    """What a micloop event counts as: keys, calls, subtones or lone tones (None: not counted)."""
+    if event["event"] == "tone_start":
+        return None  # counted by its tone event
+    if event["event"] in ("sequence", "page"):
+        return "calls"
+    if event.get("plan") == "dtmf":
+        return "keys"
+    if event.get("plan") == "ctcss":
+        return "subtones"
+    return "lone tones"
+
+
+def run_job(micloop, receiver, tool, plans, rate, path):
+    """[(what, plan, decoded, time s or None)] of one decoder run."""
+    if tool == "micloop":
+        decoding = {"dtmf": "dtmf", "ctcss": "ctcss", "ctcss full band": "ctcss",
+                    "all": ALL_PLANS + ("," + WIDE_ONLY_PLANS if rate == WIDE_RATE else "")}[plans]
+        found = []
+        for e in micloop_events(micloop, decoding, path):
+            what = classify(e)
+            if what:
+                found.append((what, e.get("plan", "?"), e.get("symbol") or e.get("text") or e.get("frequencies"),
+                              e.get("time")))
+        return found
+    keys = peer_keys(tool, path, receiver)
+    if not keys:
+        return []
+    return [("keys", "dtmf", key, t) for key, t in place_peer_keys(tool, path, rate, receiver, len(keys))]
+
+
+def evaluate(micloop, directory, receiver, wide_directory=None, workers=2):
+    files = build(directory, wide_directory)
+    tasks = []
+    for kind, which, source, rate, variant, path, pieces in files:
+        minutes = len(real_corpus.read_wav(path)) / rate / 60 if rate == 8000 and variant == "full" else None
+        base = dict(kind=kind, half=which, source=source, rate=rate, variant=variant,
+                    file=os.path.basename(path), minutes=minutes)
+        for tool, plans in jobs_for(kind, rate, variant):
+            tasks.append((base, pieces, tool, plans, path))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(lambda t: run_job(micloop, receiver, t[2], t[3], t[0]["rate"], t[4]), tasks))
+    runs, false_events = [], []
+    for (base, pieces, tool, plans, path), found in zip(tasks, results):
+        counts = {}
+        for what, plan, decoded, t in found:
+            counts.setdefault(what, {}).setdefault(plan, 0)
+            counts[what][plan] += 1
+            if what != "lone tones":
+                false_events.append(dict(base, tool=tool, plans=plans, what=what, plan=plan, symbol=decoded, time=t,
+                                         piece="?" if t is None else piece_at(pieces, t)))
+        runs.append(dict(base, tool=tool, plans=plans, counts=counts))
+    return runs, false_events
+
+
+def count(runs, tool, plans, what, **where):
+    total = 0
+    for r in runs:
+        if r["tool"] == tool and r["plans"] == plans and all(r[k] == v for k, v in where.items()):
+            total += sum(r["counts"].get(what, {}).values())
+    return total
+
+
+def render(runs, false_events):
+    lines = []
+    speech = {which: sum(r["minutes"] or 0 for r in runs if r["kind"] == "speech" and r["half"] == which
+                         and r["tool"] == "micloop" and r["plans"] == "dtmf" and r["rate"] == 8000)
+              for which in real_corpus.HALVES}
+    music = {which: sum(r["minutes"] or 0 for r in runs if r["kind"] == "music" and r["half"] == which
+                        and r["tool"] == "micloop" and r["plans"] == "dtmf" and r["rate"] == 8000)
+             for which in real_corpus.HALVES}
+    lines += ["| audio | half | minutes | rate | micloop DTMF keys (dtmf plan) | micloop DTMF keys (all plans) "
+              "| micloop calls, pages, signals | micloop tones of other plans | micloop CTCSS (radio-filtered) "
+              "| spandsp keys | multimon-ng keys |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for kind, minutes in (("speech", speech), ("music", music)):
+        for which in real_corpus.HALVES:
+            for rate in sorted({r["rate"] for r in runs}):
+                w = dict(kind=kind, half=which, rate=rate)
+                wide = rate == WIDE_RATE
+                spandsp = count(runs, "spandsp", "dtmf", "keys", **w) if rate == 8000 else "-"
+                multimon = "-" if wide else count(runs, "multimon-ng", "dtmf", "keys", **w)
+                ctcss = "-" if wide else count(runs, "micloop", "ctcss", "subtones", **w)
+                plan_keys = "-" if wide else count(runs, "micloop", "dtmf", "keys", **w)
+                lines.append(f"| {kind} | {which} | {minutes[which]:.1f} | {rate // 1000} kHz"
+                             f"{' (+handshake)' if wide else ''} | {plan_keys} | "
+                             f"{count(runs, 'micloop', 'all', 'keys', **w)} | {count(runs, 'micloop', 'all', 'calls', **w)} | "
+                             f"{count(runs, 'micloop', 'all', 'lone tones', **w)} | {ctcss} | {spandsp} | {multimon} |")
+    info = {which: count(runs, "micloop", "ctcss full band", "subtones", kind="music", half=which)
+            for which in real_corpus.HALVES}
+    lines += ["", "Informational: CTCSS on the music as it is (full band, bass on the sub-tones): "
+              + ", ".join(f"{which} half {n} sub-tones" for which, n in info.items())]
+    per_plan = {}
+    for r in runs:
+        if r["tool"] != "micloop":
+            continue
+        for what, plans in r["counts"].items():
+            for plan, n in plans.items():
+                key = (plan, what, r["kind"], r["plans"] == "ctcss full band")
+                per_plan[key] = per_plan.get(key, 0) + n
+    lines += ["", "micloop, per plan (both halves, every rate):", ""]
+    if per_plan:
+        lines += ["| plan | what | audio | count |", "|---|---|---|---|"]
+        for (plan, what, kind, full_band), n in sorted(per_plan.items()):
+            lines.append(f"| {plan} | {what} | {kind}{' (full band, informational)' if full_band else ''} | {n} |")
+    else:
+        lines.append("nothing decoded")
+    listed = [e for e in false_events if not (e["plans"] == "ctcss full band")]
+    lines += ["", f"False decodes ({len(listed)}; CTCSS on full-band music left out):", ""]
+    if listed:
+        lines += ["| tool | plans | file | time s | plan | decoded | prompt or music there |", "|---|---|---|---|---|---|---|"]
+        for e in listed:
+            when = "?" if e["time"] is None else f"{e['time']:.2f}"
+            lines.append(f"| {e['tool']} | {e['plans']} | {e['file']} | {when} | {e['plan']} | {e['symbol']} | "
+                         f"{e['piece']} |")
+    else:
+        lines.append("none")
+    return lines, speech
+
+
+def failures(runs, speech_minutes):
+    problems = []
+    keys = count(runs, "micloop", "dtmf", "keys") + count(runs, "micloop", "all", "keys")
+    calls = count(runs, "micloop", "all", "calls")
+    subtones = count(runs, "micloop", "ctcss", "subtones")
+    if keys > TARGET_FALSE_KEYS:
+        problems.append(f"{keys} false DTMF keys > {TARGET_FALSE_KEYS}")
+    if calls > TARGET_FALSE_CALLS:
+        problems.append(f"{calls} false calls, pages or signals > {TARGET_FALSE_CALLS}")
+    if subtones > TARGET_FALSE_SUBTONES:
+        problems.append(f"{subtones} false CTCSS sub-tones on radio-filtered audio > {TARGET_FALSE_SUBTONES}")
+    minutes = sum(speech_minutes.values())
+    if minutes < TARGET_SPEECH_MINUTES:
+        problems.append(f"only {minutes:.0f} minutes of speech < {TARGET_SPEECH_MINUTES}")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--micloop", default=".build/release/micloop")
+    parser.add_argument("--full", action="store_true", help="also every plan and Handshake at 48 kHz")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
+    parser.add_argument("--check", action="store_true", help="fail (exit 1) below the targets")
+    parser.add_argument("--report-only", action="store_true", help="with --check: print the verdict, exit 0")
+    args = parser.parse_args()
+    real_corpus.require_packages()
+    started = time.monotonic()
+    directory = os.path.join(real_corpus.CACHE, f"talkoff-v{CORPUS_VERSION}")
+    os.makedirs(directory, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=real_corpus.CACHE) as wide:
+        runs, false_events = evaluate(args.micloop, directory, real_corpus.dtmf_receiver(),
+                                      wide if args.full else None, args.jobs)
+    lines, speech_minutes = render(runs, false_events)
+    problems = failures(runs, speech_minutes)
+    elapsed = time.monotonic() - started
+    if args.json:
+        print(json.dumps(dict(runs=runs, false_decodes=false_events, speech_minutes=speech_minutes,
+                              failures=problems, seconds=round(elapsed, 1)), indent=1))
+    else:
+        print("\n".join(lines))
+        print(f"\n{elapsed:.0f} s")
+    if args.check:
+        for problem in problems:
+            print("real talk-off evaluation: below target:", problem, file=sys.stderr)
+        if problems and not args.report_only:
+            print("real talk-off evaluation FAILED", file=sys.stderr)
+            print("0 passed, 1 failed")
+            return 1
+        print("real talk-off evaluation " + ("passed" if not problems else
+                                             f"below {len(problems)} targets (report only)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
