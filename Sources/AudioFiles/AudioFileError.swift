@@ -12,6 +12,10 @@ public enum AudioFileError: Error, Equatable, CustomStringConvertible, Sendable 
   case cannotCreate(path: String, reason: String)
   case writeFailed(path: String, reason: String)
   case unsupportedFormat(path: String, reason: String)
+  /// Another program (another micloop) is writing the file.
+  case inUse(path: String)
+  /// The path names something other than a regular file (a FIFO, a socket).
+  case notRegularFile(path: String, kind: String)
 
   /// Whether the input's content is at fault (empty, not audio, cut short,
   /// damaged) rather than the system (missing file, permissions, disk).
@@ -50,6 +54,11 @@ public enum AudioFileError: Error, Equatable, CustomStringConvertible, Sendable 
       return "\(path): write failed (\(reason)); check free space"
     case .unsupportedFormat(let path, let reason):
       return "\(path): \(reason)"
+    case .inUse(let path):
+      return "\(path): another program is writing this file; choose another name"
+    case .notRegularFile(let path, let kind):
+      return
+        "\(path): is a \(kind); a recording needs a regular file (its header is rewritten as it grows)"
     }
   }
 }

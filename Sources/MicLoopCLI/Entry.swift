@@ -30,6 +30,9 @@ public func runMicLoop() -> Never {
     StandardOutput.writeError("micloop: error: \(message) (see 'micloop help')")
     exit(code.rawValue)
   }
+  // Every job stops cleanly on SIGINT, SIGTERM and SIGHUP: it polls
+  // `interruptRequested`, writes what it has and ends with status 0.
+  SignalTrap.install()
   do {
     try command.run()
     exitAfterOutput(0)

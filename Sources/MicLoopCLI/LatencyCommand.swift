@@ -22,7 +22,6 @@ struct Latency: ParsableCommand {
   var json = false
 
   func run() throws {
-    SignalTrap.install()
     let configuration = devices.configuration(input: true, output: true)
     let probe = LatencyProbe(sampleRate: configuration.sampleRate)
     let unit = DuplexUnit(configuration: configuration, client: probe)

@@ -141,6 +141,21 @@ final class LivePrinter {
     }
   }
 
+  /// The process was held for `seconds` (stopped with Ctrl-Z, or starved)
+  /// at stream time `time`: audio of that time may be missing.
+  func paused(time: Double, seconds: Double) {
+    if mode == .json {
+      StandardOutput.write(
+        "{\"event\":\"pause\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"duration\":\(DecimalFormatting.fixed(seconds, places: 3))}",
+        flush: true)
+    } else {
+      clearBlock()
+      StandardOutput.write(
+        "paused for \(DecimalFormatting.fixed(seconds, places: 1)) s at \(DecimalFormatting.fixed(time, places: 2)) s (the process was stopped)",
+        flush: true)
+    }
+  }
+
   /// Leaves the meter block on the screen so later output starts below it.
   func endLine() {
     if drawnLines > 0 {

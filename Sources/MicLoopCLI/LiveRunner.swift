@@ -19,7 +19,6 @@ enum LiveRunner {
   ) throws {
     var settings = settings
     settings.isAnalyzing = tones != nil
-    SignalTrap.install()
     var session: LiveSession<ALSADevicePair>
     do { session = try LiveSession(configuration: configuration, settings: settings) } catch {
       throw CommandFailure(message: error.commandLineMessage)
@@ -72,6 +71,8 @@ enum LiveRunner {
         outcome = try session.run(
           duration: duration, recorder: recorder, endsJob: !recovery.reconnects,
           shouldStop: {
+            StandardOutput.checkReader()
+            tones?.pollCommands()
             if interruptRequested.load(ordering: .relaxed) { return true }
             for key in keys?.read() ?? [] {
               switch key {
@@ -92,7 +93,8 @@ enum LiveRunner {
               tones?.admit(event) { printer.show($0) }
             }
           },
-          onXrun: { bus, time in printer.xrun(bus, time: time) })
+          onXrun: { bus, time in printer.xrun(bus, time: time) },
+          onPause: { time, seconds in printer.paused(time: time, seconds: seconds) })
       } catch {
         throw CommandFailure(message: error.commandLineMessage)
       }

@@ -158,6 +158,8 @@ struct Meter: ParsableCommand {
     settings.channel = try ChannelChoice.index(
       channel, in: input, channelCount: reader.channelCount)
     let human = HumanMeterFormat()
+    // A stream arrives at its own pace: show each reading as it comes.
+    let isStream = InputKind.isStream(input)
     var segments = [(start: Double, end: Double)]()
     var openStart: Double?
     let outcome: FileMeter.Outcome
@@ -170,7 +172,8 @@ struct Meter: ParsableCommand {
           return
         }
         switch event {
-        case .level(let reading): StandardOutput.write(human.line(for: reading))
+        case .level(let reading):
+          StandardOutput.write(human.line(for: reading), flush: isStream)
         case .talkStart(let time): openStart = time
         case .talkEnd(let time):
           segments.append((openStart ?? time, time))

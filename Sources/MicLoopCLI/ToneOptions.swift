@@ -157,6 +157,9 @@ final class LiveTones {
   /// Waits for the `--exec` commands still running (at the end of a job).
   func waitForCommands() { hook?.finish() }
 
+  /// Looks after the `--exec` commands between events (control loop).
+  func pollCommands() { hook?.poll() }
+
   func summaryLine(duration: Double, xruns: Int? = nil) -> String {
     "Decoded \(toneCount) tone\(toneCount == 1 ? "" : "s") and \(sequenceCount) sequence\(sequenceCount == 1 ? "" : "s") in \(DecimalFormatting.fixed(duration, places: 2)) s"
       + (xruns.map { ", \($0) xruns" } ?? "")

@@ -82,7 +82,10 @@ struct Tones: ParsableCommand {
     }
     let tally = LiveTones(plans: plans, decisions: decisions, printsSummary: true)
     func report(_ event: ToneDecoderEvent) {
-      StandardOutput.write(json ? ToneEventFormat.json(event) : ToneEventFormat.text(event))
+      // Each event reaches the output when it is decoded (a pipe or a
+      // file watched with tail -f sees it at once; a stop loses nothing).
+      StandardOutput.write(
+        json ? ToneEventFormat.json(event) : ToneEventFormat.text(event), flush: true)
     }
     let outcome: FileToneDecoder.Outcome
     do {

@@ -66,15 +66,17 @@ public final class LiveSession<Backend: DuplexBackend> {
 
   /// Runs until `shouldStop` returns true, `duration` seconds of input, or
   /// a device failure. `onEvent` gets meter events, `onInput` the mono
-  /// input (when analysing), `onXrun` xruns; `shouldStop` is asked every
-  /// cycle (read keys and redraw there). With `endsJob` false (a device
+  /// input (when analysing), `onXrun` xruns, `onPause` the stream time and
+  /// length of a pause of the whole process (Ctrl-Z); `shouldStop` is asked
+  /// every cycle (read keys and redraw there). With `endsJob` false (a device
   /// lost that may come back) the meter's totals are not emitted and the
   /// recording is left open for the next session.
   public func run(
     duration: Double?, recorder: AudioFileWriter?, endsJob: Bool = true, shouldStop: () -> Bool,
     onEvent: (MeterEvent) -> Void,
     onInput: (UnsafeBufferPointer<Float>) -> Void = { _ in },
-    onXrun: (Bus, Double) -> Void = { _, _ in }
+    onXrun: (Bus, Double) -> Void = { _, _ in },
+    onPause: (Double, Double) -> Void = { _, _ in }
   ) throws(DuplexError) -> Outcome {
     let rate = Double(processor.format.sampleRate)
     let channels = processor.format.channelCount
@@ -137,6 +139,7 @@ public final class LiveSession<Backend: DuplexBackend> {
         stalled = true
         break
       }
+      if let pause = stall.takePause() { onPause(time, pause) }
     }
     unit.stop()
     drain()
@@ -172,23 +175,41 @@ extension LiveSession {
 }
 
 /// Watches a counter that should keep growing and says when it has not
-/// grown for `limit` seconds of the monotonic clock. Control thread.
+/// grown for `limit` seconds of the monotonic clock. A check that comes
+/// `pauseLimit` or more after the one before means the whole process was
+/// held (stopped by Ctrl-Z or SIGSTOP, or starved): that pause is the
+/// process's own, not the device's, so the wait starts again. Control thread.
 struct StallWatch {
   let limit: Double
+  /// The longest gap between two checks of a running control loop.
+  static let pauseLimit = 1.0
   private var lastProgress: Int64 = -1
   /// When the counter last grew (`MonotonicClock.seconds`).
   private(set) var lastChange = MonotonicClock.seconds
+  private var lastCheck = MonotonicClock.seconds
+  /// Seconds of the last pause of the process itself, taken by `takePause`.
+  private var pause: Double?
 
   init(limit: Double) { self.limit = limit }
 
-  mutating func hasStalled(progress: Int64) -> Bool {
-    let now = MonotonicClock.seconds
+  mutating func hasStalled(progress: Int64, now: Double = MonotonicClock.seconds) -> Bool {
+    defer { lastCheck = now }
+    if now - lastCheck >= Self.pauseLimit {
+      pause = now - lastCheck
+      lastChange = now
+    }
     if progress != lastProgress {
       lastProgress = progress
       lastChange = now
       return false
     }
     return now - lastChange >= limit
+  }
+
+  /// How long the process was held since this was last asked, if it was.
+  mutating func takePause() -> Double? {
+    defer { pause = nil }
+    return pause
   }
 }
 
