@@ -89,12 +89,18 @@ public struct GrantedConfiguration: Sendable, Equatable {
   public var outputChannelCount: Int
   /// Whether capture and playback start and stop together (snd_pcm_link).
   public var isLinked: Bool
+  /// The most frames a period may hold: `periodFrames` on ALSA; on a sound
+  /// server that may change its cycle while running (JACK, PipeWire), the
+  /// largest cycle it can run, for which every buffer is allocated.
+  public var maximumPeriodFrames: Int
 
   public init(
     sampleRate: Int, periodFrames: Int, inputPeriodCount: Int, outputPeriodCount: Int,
     inputFormat: SampleFormat?,
-    outputFormat: SampleFormat?, inputChannelCount: Int, outputChannelCount: Int, isLinked: Bool
+    outputFormat: SampleFormat?, inputChannelCount: Int, outputChannelCount: Int, isLinked: Bool,
+    maximumPeriodFrames: Int? = nil
   ) {
+    self.maximumPeriodFrames = max(periodFrames, maximumPeriodFrames ?? periodFrames)
     self.sampleRate = sampleRate
     self.periodFrames = periodFrames
     self.inputPeriodCount = inputPeriodCount
@@ -133,6 +139,10 @@ public final class IOStatistics: Sendable {
   public let driftCorrectedFrames = Atomic<Int>(0)
   /// Largest playback delay seen, in frames.
   public let maximumOutputDelay = Atomic<Int>(0)
+  /// Frames of input a sound server lost: cycles its graph ran without the
+  /// unit, or buffers that were missing (native JACK and PipeWire backends,
+  /// which see the graph's clock; 0 where a backend cannot tell).
+  public let lostFrames = Atomic<Int>(0)
 
   public init() {}
 
