@@ -58,8 +58,11 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   let halted = EventSignal()
   private var thread: RealtimeThread?
   private var watcher: RealtimeThread?
-  /// The handler a callback-driven backend calls, while started on one.
-  private var cycles: CycleRunner?
+  /// The handler a callback-driven backend calls; lives as long as the
+  /// unit, since a backend may hold it until it is closed.
+  private lazy var cycleRunner = CycleRunner(unit: self)
+  /// Whether the unit runs on a server's cycles (started, not yet stopped).
+  private var isServerDriven = false
   var captureRaw = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
   var playbackRaw = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
   var outputBuffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 0)
@@ -122,7 +125,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   /// Pre-fills playback, starts the devices and the audio thread (or, on a
   /// callback-driven backend, hands the periods to the server's thread).
   public func start() throws(DuplexError) {
-    guard let granted, thread == nil, cycles == nil else { return }
+    guard let granted, thread == nil, !isServerDriven else { return }
     stopRequested.store(false, ordering: .sequentiallyConsistent)
     keepsPlayback.store(false, ordering: .releasing)
     failureCode.store(0, ordering: .releasing)
@@ -164,12 +167,11 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
 
   private func startCycles() throws(DuplexError) {
     if configuration.alsa.locksMemory { _ = lockMemory() }
-    let runner = CycleRunner(unit: self)
-    cycles = runner
+    isServerDriven = true
     running.store(true, ordering: .releasing)
-    if case .failed(let code) = backend.start(calling: runner) {
+    if case .failed(let code) = backend.start(calling: cycleRunner) {
       running.store(false, ordering: .releasing)
-      cycles = nil
+      isServerDriven = false
       backend.halt()
       throw backend.error(code: code, during: .start)
     }
@@ -182,7 +184,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   /// when its server dies) is abandoned after `haltTimeout`: the thread is
   /// detached, the devices are left open, and `isWedged` becomes true.
   public func stop() {
-    if cycles != nil {
+    if isServerDriven {
       stopCycles()
     } else {
       guard let thread else { return }
@@ -219,7 +221,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     let drains =
       keepsPlayback.load(ordering: .acquiring) && failureCode.load(ordering: .acquiring) == 0
     if !drains { haltOffThread() }
-    cycles = nil
+    isServerDriven = false
   }
 
   /// Halts the backend on a thread of its own and waits at most

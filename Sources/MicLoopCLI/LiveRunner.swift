@@ -20,8 +20,11 @@ enum LiveRunner {
     var settings = settings
     settings.isAnalyzing = tones != nil
     SignalTrap.install()
-    var session: LiveSession<ALSADevicePair>
-    do { session = try LiveSession(configuration: configuration, settings: settings) } catch {
+    var session: LiveSession<DeviceBackend>
+    do {
+      session = try LiveSession(
+        configuration: configuration, backend: DeviceBackend(), settings: settings)
+    } catch {
       throw CommandFailure(message: error.commandLineMessage)
     }
     let decoder: ToneDecoder?
@@ -63,8 +66,8 @@ enum LiveRunner {
     }
     // Sessions of devices that were lost: kept, never torn down, since a
     // driver that hung may never return from closing.
-    var retired = [LiveSession<ALSADevicePair>]()
-    var outcome: LiveSession<ALSADevicePair>.Outcome
+    var retired = [LiveSession<DeviceBackend>]()
+    var outcome: LiveSession<DeviceBackend>.Outcome
     var xruns = 0
     var filledFrames: Int64 = 0
     while true {
@@ -193,10 +196,10 @@ enum DeviceReturn {
   /// `shouldStop` says so; the session continues `processor`'s job.
   static func wait(
     configuration: DuplexConfiguration, processor: LiveProcessor, shouldStop: () -> Bool
-  ) -> LiveSession<ALSADevicePair>? {
+  ) -> LiveSession<DeviceBackend>? {
     while !shouldStop() {
       if let session = try? LiveSession(
-        configuration: configuration, backend: ALSADevicePair(), processor: processor)
+        configuration: configuration, backend: DeviceBackend(), processor: processor)
       {
         return session
       }

@@ -40,7 +40,7 @@ enum TonePlayback {
     throws
   {
     SignalTrap.install()
-    let unit = DuplexUnit(configuration: configuration, client: source)
+    let unit = DuplexUnit(configuration: configuration, backend: DeviceBackend(), client: source)
     do {
       try unit.initialize()
       try unit.start()
