@@ -101,8 +101,9 @@ public protocol ServerCycleHandler: AnyObject {
 
 /// What a sound server lost between two cycles, as the backend saw it.
 public struct CycleLosses: Sendable, Equatable {
-  /// Xruns the server reported (JACK's xrun callback), or losses the
-  /// backend detected itself (a PipeWire cycle skipped, a buffer missing).
+  /// Losses to count as xruns: those the server reported (JACK's xrun
+  /// callback) or the backend detected itself (cycles skipped, a buffer
+  /// missing), one for each stall however many notices it brought.
   public var xruns: Int
   /// Frames of input the graph ran without this client, or whose buffer was
   /// missing (0 when the server lost time but no frames, or cannot tell).

@@ -192,7 +192,7 @@ extension DuplexUnit {
   /// underrun when only playing) and flags the period on each bus in use.
   private func note(_ losses: CycleLosses, granted: GrantedConfiguration) {
     let flag: IOFlags = granted.inputFormat != nil ? .inputOverrun : .outputUnderrun
-    for _ in 0..<max(1, losses.xruns) { count(xrun: flag) }
+    for _ in 0..<losses.xruns { count(xrun: flag) }
     if losses.lostFrames > 0 { statistics.lostFrames.add(losses.lostFrames, ordering: .relaxed) }
     if granted.inputFormat != nil { loop.flags.insert(.inputOverrun) }
     if granted.outputFormat != nil { loop.flags.insert(.outputUnderrun) }

@@ -37,6 +37,8 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   /// Cycles `drain` lets pass in silence so the last period reaches the
   /// hardware (the playback latency of an asynchronous JACK2 graph is two).
   static let drainCycles = 4
+  /// How long after a loss JACK's further xrun notices still belong to it.
+  static let xrunMergeSeconds = 0.1
 
   private var jack: UnsafePointer<micloop_jack>?
   private var client: OpaquePointer?
@@ -53,6 +55,7 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   private var lastFrames = 0
   private var hasCycled = false
   private var seenXruns = 0
+  private var framesSinceLoss = Int.max / 2
   private var pendingLostFrames = 0
   private var cycleTime: UInt64 = 0
   private var hasWritten = false
@@ -190,6 +193,7 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
     guard let jack, let client else { return .failed(ENODEV) }
     self.handler = handler
     hasCycled = false
+    framesSinceLoss = Int.max / 2
     seenXruns = xruns.load(ordering: .relaxed)
     pendingLostFrames = 0
     isStarted.store(true, ordering: .releasing)
@@ -358,8 +362,17 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
     lastFrameTime = frameTime
     lastFrames = frames
     cycleTime = UInt64(jack.pointee.jack_frames_to_time(client, frameTime)) &* 1_000
+    // JACK sends an xrun notice for every cycle a stall spans, some of them
+    // cycles later, from another thread: notices and frame jumps within
+    // `xrunMergeSeconds` of a loss already counted are part of it.
     let reported = xruns.load(ordering: .relaxed)
-    let losses = CycleLosses(xruns: reported - seenXruns, lostFrames: lost)
+    var losses = CycleLosses(lostFrames: lost)
+    if reported != seenXruns || lost > 0 {
+      if framesSinceLoss >= Int(Self.xrunMergeSeconds * Double(sampleRate)) { losses.xruns = 1 }
+      framesSinceLoss = 0
+    } else {
+      framesSinceLoss += frames
+    }
     seenXruns = reported
     hasWritten = false
     if frames <= Self.maximumCycleFrames, isStarted.load(ordering: .acquiring), let handler {

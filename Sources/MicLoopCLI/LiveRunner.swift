@@ -69,6 +69,7 @@ enum LiveRunner {
     var retired = [LiveSession<DeviceBackend>]()
     var outcome: LiveSession<DeviceBackend>.Outcome
     var xruns = 0
+    var lostFrames = 0
     var filledFrames: Int64 = 0
     while true {
       do {
@@ -95,11 +96,12 @@ enum LiveRunner {
               tones?.admit(event) { printer.show($0) }
             }
           },
-          onXrun: { bus, time in printer.xrun(bus, time: time) })
+          onXrun: { bus, time, lost in printer.xrun(bus, time: time, lostFrames: lost) })
       } catch {
         throw CommandFailure(message: error.commandLineMessage)
       }
       xruns += outcome.overruns + outcome.underruns
+      lostFrames += outcome.lostFrames
       guard recovery.reconnects, let failure = outcome.failure, failure.isDeviceLost else { break }
       printer.deviceLost(time: outcome.duration, reason: failure.description)
       retired.append(session)
@@ -158,6 +160,7 @@ enum LiveRunner {
     } else if !showsMeter && !json {
       StandardOutput.write(
         "Ran \(DecimalFormatting.fixed(outcome.duration, places: 2)) s, \(xruns) xruns"
+          + (lostFrames > 0 ? " (\(lostFrames) frames lost)" : "")
           + (record.map { ", recorded \(outcome.recordedFrames) frames to \($0)" } ?? ""))
     }
     StandardOutput.flush()
