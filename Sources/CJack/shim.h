@@ -43,11 +43,12 @@ static inline void micloop_jack_silence(const struct micloop_jack *api) {
   api->jack_set_info_function(micloop_jack_quiet);
 }
 
-/* jack_client_open is variadic: never start a server, and take the server
-   name from JACK_DEFAULT_SERVER as every JACK client does. */
+/* jack_client_open is variadic: never start a server; connect to `server`,
+   or, when NULL, to JACK_DEFAULT_SERVER as every JACK client does. */
 static inline jack_client_t *micloop_jack_open(const struct micloop_jack *api, const char *name,
-                                               jack_status_t *status) {
-  return api->jack_client_open(name, JackNoStartServer, status);
+                                               const char *server, jack_status_t *status) {
+  if (server == NULL) return api->jack_client_open(name, JackNoStartServer, status);
+  return api->jack_client_open(name, JackNoStartServer | JackServerName, status, server);
 }
 
 static inline const char *micloop_jack_audio_type(void) { return JACK_DEFAULT_AUDIO_TYPE; }

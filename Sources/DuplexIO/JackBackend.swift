@@ -5,8 +5,8 @@ import Synchronization
   import Glibc
 #endif
 
-/// The JACK backend: one client of the JACK server (`JACK_DEFAULT_SERVER`,
-/// or "default"; never started by micloop), with stably named ports
+/// The JACK backend: one client of a JACK server (the one named at init,
+/// or `JACK_DEFAULT_SERVER`, or "default"; never started by micloop), with stably named ports
 /// `micloop:capture_1…N` and `micloop:playback_1…N`, driven by the server:
 /// its process callback runs the unit's period, input then output, in the
 /// same cycle, so the client adds no latency (`jack_iodelay` through it
@@ -40,6 +40,8 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   /// How long after a loss JACK's further xrun notices still belong to it.
   static let xrunMergeSeconds = 0.1
 
+  /// The server connected to; `nil` for libjack's choice.
+  public let serverName: String?
   private var jack: UnsafePointer<micloop_jack>?
   private var client: OpaquePointer?
   private var deviceName = "jack"
@@ -71,7 +73,10 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   private let endReason = UnsafeMutablePointer<CChar>.allocate(capacity: endReasonCapacity)
   private static let endReasonCapacity = 256
 
-  public init() {
+  /// A backend for the server named `serverName`, or, when `nil`, the
+  /// one `JACK_DEFAULT_SERVER` names (or "default").
+  public init(serverName: String? = nil) {
+    self.serverName = serverName
     endReason.initialize(repeating: 0, count: Self.endReasonCapacity)
   }
 
@@ -94,10 +99,10 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
     let api = try JackLibrary.load().api
     jack = api
     var status = JackStatus(0)
-    guard let client = micloop_jack_open(api, Self.clientName, &status) else {
+    guard let client = micloop_jack_open(api, Self.clientName, serverName, &status) else {
       throw DuplexError(
         .serverUnreachable, operation: "open", device: deviceName, code: ECONNREFUSED,
-        reason: "no JACK server '\(JackLibrary.serverName)' is running")
+        reason: "no JACK server '\(serverName ?? JackLibrary.serverName)' is running")
     }
     self.client = client
     do throws(DuplexError) {

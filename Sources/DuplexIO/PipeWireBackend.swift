@@ -43,6 +43,9 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
   /// The failure code of a graph whose sample rate changed under the unit.
   static let rateChangedCode = EDOM
 
+  /// The server's socket (a path, or a name in `XDG_RUNTIME_DIR`); `nil`
+  /// for PipeWire's choice (`PIPEWIRE_REMOTE`, or "pipewire-0").
+  public let remote: String?
   private var connection: PipeWireConnection?
   private var api: UnsafePointer<micloop_pw>?
   private var filter: OpaquePointer?
@@ -82,7 +85,8 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
   /// Whether the data thread runs real-time: 0 unknown, 1 no, 2 yes.
   private let realtimeState = Atomic<Int>(0)
 
-  public init() {
+  public init(remote: String? = nil) {
+    self.remote = remote
     filterEvents = .allocate(capacity: 1)
     filterEvents.initialize(
       to: micloop_pw_filter_events(
@@ -107,7 +111,7 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
     let routes = configuration.routes
     captureTarget = try Self.target(routes.capture, name: configuration.captureDevice) ?? .none
     playbackTarget = try Self.target(routes.playback, name: configuration.playbackDevice) ?? .none
-    let connection = try PipeWireConnection(realtime: true, device: deviceName)
+    let connection = try PipeWireConnection(realtime: true, device: deviceName, remote: remote)
     self.connection = connection
     api = connection.api
     connection.onGraphChange = { [unowned self] in noteLinks() }

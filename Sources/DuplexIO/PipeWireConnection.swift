@@ -52,7 +52,9 @@ final class PipeWireConnection {
   /// Connects; with `realtime`, PipeWire's data thread (where a filter's
   /// process callback runs) gets real-time priority from the client-rt
   /// configuration (Debian 12's default client configuration gives none).
-  init(realtime: Bool, device: String) throws(DuplexError) {
+  /// `remote` names the server's socket (a path, or a name in
+  /// `XDG_RUNTIME_DIR`); `nil` for PipeWire's choice.
+  init(realtime: Bool, device: String, remote: String? = nil) throws(DuplexError) {
     api = try PipeWireLibrary.load().api
     guard let loop = api.pointee.thread_loop_new("micloop-pipewire", nil) else {
       throw DuplexError(
@@ -85,7 +87,8 @@ final class PipeWireConnection {
     }
     isLoopRunning = true
     let connected = withLock { () -> Bool in
-      guard let core = api.pointee.context_connect(context, nil, 0) else { return false }
+      let properties = remote.flatMap { pipeWireProperties(api, ["remote.name": $0]) }
+      guard let core = api.pointee.context_connect(context, properties, 0) else { return false }
       self.core = core
       let me = Unmanaged.passUnretained(self).toOpaque()
       _ = micloop_pw_core_add_listener(core, coreHook.hook, coreEvents, me)
@@ -101,7 +104,7 @@ final class PipeWireConnection {
       throw DuplexError(
         .serverUnreachable, operation: "open", device: device,
         code: code == 0 ? ECONNREFUSED : code,
-        reason: "no PipeWire server answers at \(Self.socketDescription)")
+        reason: "no PipeWire server answers at \(remote ?? Self.socketDescription)")
     }
   }
 
