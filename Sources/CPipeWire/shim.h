@@ -241,3 +241,4 @@ static inline int micloop_pw_metadata_add_listener(
                          result, add_listener, 0, listener, events, data);
   return result;
 }
+

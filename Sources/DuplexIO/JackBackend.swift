@@ -66,6 +66,7 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   private let xruns = Atomic<Int>(0)
   private let cycles = Atomic<Int>(0)
   private let isStarted = Atomic<Bool>(false)
+  private let isActive = Atomic<Bool>(false)
   private let hasEnded = Atomic<Bool>(false)
   private let bufferFrames = Atomic<Int>(0)
   /// Why the server ended the client, written once by the callback that
@@ -81,7 +82,7 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   }
 
   deinit {
-    close()
+    close(keepingEndedClient: false)
     endReason.deallocate()
   }
 
@@ -201,13 +202,12 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
     framesSinceLoss = Int.max / 2
     seenXruns = xruns.load(ordering: .relaxed)
     pendingLostFrames = 0
-    isStarted.store(true, ordering: .releasing)
-    guard jack.pointee.jack_activate(client) == 0 else {
-      isStarted.store(false, ordering: .releasing)
-      return .failed(EIO)
-    }
+    guard jack.pointee.jack_activate(client) == 0 else { return .failed(EIO) }
+    isActive.store(true, ordering: .releasing)
+    // Connected before the unit's first period, which is then heard.
     connect(capturePorts, to: captureTarget, serverFlags: JackPortIsOutput, isCapture: true)
     connect(playbackPorts, to: playbackTarget, serverFlags: JackPortIsInput, isCapture: false)
+    isStarted.store(true, ordering: .releasing)
     return .ready
   }
 
@@ -288,14 +288,15 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   /// Deactivates the client (not after the server ended it): no cycle runs
   /// once this returns. JACK drops the client's connections only here.
   public func halt() {
-    guard isStarted.exchange(false, ordering: .acquiringAndReleasing) else { return }
+    isStarted.store(false, ordering: .releasing)
+    guard isActive.exchange(false, ordering: .acquiringAndReleasing) else { return }
     guard let jack, let client, !hasEnded.load(ordering: .acquiring) else { return }
     _ = jack.pointee.jack_deactivate(client)
   }
 
   /// Lets a few cycles pass in silence so the last period rendered is played.
   public func drain() {
-    guard isStarted.load(ordering: .acquiring), !hasEnded.load(ordering: .acquiring) else {
+    guard isActive.load(ordering: .acquiring), !hasEnded.load(ordering: .acquiring) else {
       return
     }
     let target = cycles.load(ordering: .acquiring) + Self.drainCycles
@@ -307,12 +308,19 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
     }
   }
 
-  /// Closes the client. One the server ended is left open: libjack 1.9.21
-  /// crashes closing a client whose server died and came back.
-  public func close() {
+  /// Closes the client. One the server ended is left open (libjack 1.9.21
+  /// crashes closing a client whose server died and came back), and so is
+  /// this backend, which its callbacks still name.
+  public func close() { close(keepingEndedClient: true) }
+
+  private func close(keepingEndedClient: Bool) {
     halt()
-    if let jack, let client, !hasEnded.load(ordering: .acquiring) {
-      _ = jack.pointee.jack_client_close(client)
+    if let jack, let client {
+      if !hasEnded.load(ordering: .acquiring) {
+        _ = jack.pointee.jack_client_close(client)
+      } else if keepingEndedClient {
+        _ = Unmanaged.passRetained(self)
+      }
     }
     client = nil
     capturePorts = PortSet()
@@ -434,7 +442,7 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
       strncpy(endReason, reason, Self.endReasonCapacity - 1)
     }
     hasEnded.store(true, ordering: .releasing)
-    if isStarted.load(ordering: .acquiring), let handler { handler.serverEnded(code: ECONNRESET) }
+    if isActive.load(ordering: .acquiring), let handler { handler.serverEnded(code: ECONNRESET) }
   }
 
   fileprivate func noteXrun() { xruns.add(1, ordering: .relaxed) }

@@ -267,12 +267,15 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
     return id
   }
 
+  /// Links the ports, waits until the server made the links, then hands
+  /// the cycles to the unit: its first period is already heard.
   public func start(calling handler: any ServerCycleHandler) -> IOResult {
-    guard filter != nil else { return .failed(ENODEV) }
+    guard filter != nil, let connection else { return .failed(ENODEV) }
     self.handler = handler
-    isStarted.store(true, ordering: .sequentiallyConsistent)
     link(inputs, to: captureTarget, isCapture: true)
     link(outputs, to: playbackTarget, isCapture: false)
+    _ = connection.roundTrip()
+    isStarted.store(true, ordering: .sequentiallyConsistent)
     return .ready
   }
 
@@ -322,8 +325,8 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
 
   public var isServerThreadRealtime: Bool { realtimeState.load(ordering: .acquiring) == 2 }
 
-  /// PipeWire reports latency through port parameters micloop does not
-  /// read yet.
+  /// PipeWire propagates its ports' latency inside the filter (only a
+  /// filter that does its own latency sees the parameters): none to report.
   public func serverLatency() -> ServerLatency? { nil }
 
   /// Stops calling the unit (no cycle runs the unit once this returns) and
