@@ -46,14 +46,14 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
   /// The server's socket (a path, or a name in `XDG_RUNTIME_DIR`); `nil`
   /// for PipeWire's choice (`PIPEWIRE_REMOTE`, or "pipewire-0").
   public let remote: String?
-  private var connection: PipeWireConnection?
-  private var api: UnsafePointer<micloop_pw>?
-  private var filter: OpaquePointer?
+  var connection: PipeWireConnection?
+  var api: UnsafePointer<micloop_pw>?
+  var filter: OpaquePointer?
   private let filterHook = PipeWireHook()
   private let filterEvents: UnsafeMutablePointer<micloop_pw_filter_events>
-  private var inputs = FilterPorts()
-  private var outputs = FilterPorts()
-  private var links = [OpaquePointer]()
+  var inputs = FilterPorts()
+  var outputs = FilterPorts()
+  var links = [OpaquePointer]()
   private var deviceName = "pw"
   private var sampleRate = 0
   private var captureTarget = DeviceRoute.PortTarget.none
@@ -81,7 +81,7 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
   private let graphQuantum = Atomic<Int>(0)
   private let graphRate = Atomic<Int>(0)
   /// Inputs with a link (bit per port), as the registry's links say.
-  private let linkedInputs = Atomic<UInt64>(0)
+  let linkedInputs = Atomic<UInt64>(0)
   /// Whether the data thread runs real-time: 0 unknown, 1 no, 2 yes.
   private let realtimeState = Atomic<Int>(0)
 
@@ -201,21 +201,6 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
       maximumPeriodFrames: Self.maximumCycleFrames, isServerCycle: true)
   }
 
-  /// "micloop", or "micloop-2" … when a node of that name exists.
-  private func uniqueNodeName(_ connection: PipeWireConnection) -> String {
-    let names = Set(
-      connection.snapshot().values.filter { $0.type == PipeWireConnection.nodeType }.compactMap {
-        $0["node.name"]
-      })
-    var name = Self.nodeName
-    var number = 2
-    while names.contains(name) {
-      name = "\(Self.nodeName)-\(number)"
-      number += 1
-    }
-    return name
-  }
-
   /// Adds `count` mono float ports PREFIX_1… (loop lock held); each port's
   /// user data holds its index, for the io events.
   private func addPorts(
@@ -237,36 +222,6 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
     return ports
   }
 
-  /// The node a target names: the default source or sink, a node by name,
-  /// or none; a name that matches no node is an error.
-  private func targetNode(_ target: DeviceRoute.PortTarget, isCapture: Bool) throws(DuplexError)
-    -> UInt32?
-  {
-    guard let connection else { return nil }
-    let name: String
-    switch target {
-    case .none: return nil
-    case .named(let node): name = node
-    case .automatic:
-      let key = isCapture ? "default.audio.source" : "default.audio.sink"
-      guard let node = connection.defaultNode(key) else {
-        throw DuplexError(
-          .unknownDevice, operation: "open", device: "pw", code: ENOENT,
-          reason: "PipeWire has no default \(isCapture ? "source" : "sink") (\(key))")
-      }
-      name = node
-    }
-    let nodes = connection.snapshot().filter {
-      $0.value.type == PipeWireConnection.nodeType && $0.value["node.name"] == name
-    }
-    guard let id = nodes.keys.min() else {
-      throw DuplexError(
-        .unknownDevice, operation: "open", device: "pw:\(name)", code: ENOENT,
-        reason: "PipeWire has no node named '\(name)'")
-    }
-    return id
-  }
-
   /// Links the ports, waits until the server made the links, then hands
   /// the cycles to the unit: its first period is already heard.
   public func start(calling handler: any ServerCycleHandler) -> IOResult {
@@ -277,50 +232,6 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
     _ = connection.roundTrip()
     isStarted.store(true, ordering: .sequentiallyConsistent)
     return .ready
-  }
-
-  /// Links the node's ports as the device name asked, through the server's
-  /// link factory; the links go with the node.
-  private func link(_ ports: FilterPorts, to target: DeviceRoute.PortTarget, isCapture: Bool) {
-    guard ports.count > 0, let connection, let api, let filter, let core = connection.core,
-      let peer = try? targetNode(target, isCapture: isCapture)
-    else { return }
-    let node = connection.withLock { api.pointee.filter_get_node_id(filter) }
-    // The node's own ports appear in the registry once the server has them.
-    var globals = connection.snapshot()
-    func portIDs(of owner: UInt32, direction: String) -> [UInt32] {
-      globals.filter {
-        $0.value.type == PipeWireConnection.portType && $0.value["node.id"] == "\(owner)"
-          && $0.value["port.direction"] == direction
-      }
-      .sorted { Int($0.value["port.id"] ?? "") ?? 0 < Int($1.value["port.id"] ?? "") ?? 0 }
-      .map(\.key)
-    }
-    let ownDirection = isCapture ? "in" : "out"
-    let deadline = MonotonicClock.seconds + Self.setUpTimeout
-    while portIDs(of: node, direction: ownDirection).count < ports.count
-      && MonotonicClock.seconds < deadline
-    {
-      _ = connection.roundTrip()
-      globals = connection.snapshot()
-    }
-    let own = portIDs(of: node, direction: ownDirection)
-    let theirs = portIDs(of: peer, direction: isCapture ? "out" : "in")
-    let pairs = portPairs(
-      clientPorts: own.count, serverPorts: theirs.count,
-      fansOut: !isCapture && target == .automatic)
-    connection.withLock {
-      for (mine, other) in pairs {
-        let (output, input) = isCapture ? (theirs[other], own[mine]) : (own[mine], theirs[other])
-        let (outputNode, inputNode) = isCapture ? (peer, node) : (node, peer)
-        let proxy = withPipeWireDictionary([
-          ("link.output.node", "\(outputNode)"), ("link.output.port", "\(output)"),
-          ("link.input.node", "\(inputNode)"), ("link.input.port", "\(input)"),
-          ("object.linger", "false"),
-        ]) { micloop_pw_core_create_link(core, $0) }
-        if let proxy { links.append(proxy) }
-      }
-    }
   }
 
   public var isServerThreadRealtime: Bool { realtimeState.load(ordering: .acquiring) == 2 }
@@ -515,35 +426,11 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
     if let api, let connection { api.pointee.thread_loop_signal(connection.loop, false) }
   }
 
-  /// Ports or links came or went (loop thread): which inputs now have a
-  /// link, so that a missing buffer on one of them counts as a loss.
-  fileprivate func noteLinks() {
-    guard let connection, let api, let filter, inputs.count > 0 else { return }
-    let node = "\(api.pointee.filter_get_node_id(filter))"
-    var indexByPort = [String: Int]()
-    for (id, global) in connection.globals
-    where global.type == PipeWireConnection.portType && global["node.id"] == node
-      && global["port.direction"] == "in"
-    {
-      if let name = global["port.name"], name.hasPrefix("capture_"),
-        let number = Int(name.dropFirst("capture_".count)), (1...inputs.count).contains(number)
-      {
-        indexByPort["\(id)"] = number - 1
-      }
-    }
-    var mask: UInt64 = 0
-    for global in connection.globals.values where global.type == PipeWireConnection.linkType {
-      if let port = global["link.input.port"], let index = indexByPort[port], index < 64 {
-        mask |= 1 << UInt64(index)
-      }
-    }
-    linkedInputs.store(mask, ordering: .releasing)
-  }
 }
 
 /// The ports of one direction: PipeWire's handle for each (its user data)
 /// and the buffer each brings in the current cycle.
-private final class FilterPorts {
+final class FilterPorts {
   let count: Int
   let data: UnsafeMutablePointer<UnsafeMutableRawPointer?>
   let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
