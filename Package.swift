@@ -27,7 +27,12 @@ let package = Package(
       name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
     // Declarations only: plotting loads libcairo.so.2 when it draws.
     .systemLibrary(name: "CCairo", providers: [.apt(["libcairo2-dev"])]),
-    .target(name: "DuplexIO", dependencies: ["CALSA"]),
+    // Declarations only: JACK and PipeWire are loaded with dlopen when a device needs them.
+    .systemLibrary(name: "CJack", providers: [.apt(["libjack-jackd2-dev"])]),
+    // SPA is header-only: its pkg-config entry adds include paths, no library.
+    .systemLibrary(
+      name: "CPipeWire", pkgConfig: "libspa-0.2", providers: [.apt(["libspa-0.2-dev"])]),
+    .target(name: "DuplexIO", dependencies: ["CALSA", "CJack", "CPipeWire"]),
     .target(name: "DuplexIOTesting", dependencies: ["DuplexIO"]),
     .target(name: "SignalDSP", dependencies: ["CFFTW"]),
     .target(name: "AudioFiles", dependencies: ["CSndFile"]),

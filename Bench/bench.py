@@ -17,6 +17,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import native  # noqa: E402
 import servers  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -527,8 +528,8 @@ def main():
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--loop-seconds", type=int, default=60)
     parser.add_argument("--soak-seconds", type=int, default=600)
-    parser.add_argument("--only", choices=["meter", "loudness", "tones", "channels", "loopback", "servers", "soak",
-                                            "talk", "room", "plot"],
+    parser.add_argument("--only", choices=["meter", "loudness", "tones", "channels", "loopback", "servers", "native",
+                                            "soak", "talk", "room", "plot"],
                         help="run one section (for a quick look; the report then has only it)")
     args = parser.parse_args()
     micloop = os.path.abspath(args.micloop)
@@ -550,6 +551,7 @@ def main():
             "channels": lambda: channel_section(micloop, work),
             "loopback": lambda: loopback_section(micloop, work, args.loop_seconds),
             "servers": lambda: servers.servers_section(micloop, work, args.loop_seconds, run_with_usage),
+            "native": lambda: native.native_section(micloop, work, args.loop_seconds, run_with_usage),
             "soak": lambda: soak_section(micloop, work, args.soak_seconds),
             "talk": lambda: talk_section(micloop),
             "room": lambda: room_section(micloop),

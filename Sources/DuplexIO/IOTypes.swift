@@ -90,12 +90,23 @@ public struct GrantedConfiguration: Sendable, Equatable {
   public var outputChannelCount: Int
   /// Whether capture and playback start and stop together (snd_pcm_link).
   public var isLinked: Bool
+  /// The most frames a period may hold: `periodFrames` on ALSA; on a sound
+  /// server that may change its cycle while running (JACK, PipeWire), the
+  /// largest cycle it can run, for which every buffer is allocated.
+  public var maximumPeriodFrames: Int
+  /// Whether a sound server's cycle drives the periods (JACK, PipeWire):
+  /// the unit then runs inside the cycle and holds no buffer of its own;
+  /// the period counts are the server's one period per direction.
+  public var isServerCycle: Bool
 
   public init(
     sampleRate: Int, periodFrames: Int, inputPeriodCount: Int, outputPeriodCount: Int,
     inputFormat: SampleFormat?,
-    outputFormat: SampleFormat?, inputChannelCount: Int, outputChannelCount: Int, isLinked: Bool
+    outputFormat: SampleFormat?, inputChannelCount: Int, outputChannelCount: Int, isLinked: Bool,
+    maximumPeriodFrames: Int? = nil, isServerCycle: Bool = false
   ) {
+    self.maximumPeriodFrames = max(periodFrames, maximumPeriodFrames ?? periodFrames)
+    self.isServerCycle = isServerCycle
     self.sampleRate = sampleRate
     self.periodFrames = periodFrames
     self.inputPeriodCount = inputPeriodCount
@@ -110,13 +121,14 @@ public struct GrantedConfiguration: Sendable, Equatable {
   /// Frames of playback queued after the start (all periods, or one fewer
   /// when there are three or more; see `ALSADevicePair.start`).
   public var outputPrefillFrames: Int {
-    guard outputFormat != nil else { return 0 }
+    guard outputFormat != nil, !isServerCycle else { return 0 }
     return periodFrames * (outputPeriodCount >= 3 ? outputPeriodCount - 1 : outputPeriodCount)
   }
 
-  /// Frames of buffering in the loop: one capture period plus the playback pre-fill.
+  /// Frames of buffering in the loop: one capture period plus the
+  /// playback pre-fill; none when the unit runs inside a server's cycle.
   public var loopBufferFrames: Int {
-    (inputFormat != nil ? periodFrames : 0) + outputPrefillFrames
+    (inputFormat != nil && !isServerCycle ? periodFrames : 0) + outputPrefillFrames
   }
 }
 
@@ -134,6 +146,10 @@ public final class IOStatistics: Sendable {
   public let driftCorrectedFrames = Atomic<Int>(0)
   /// Largest playback delay seen, in frames.
   public let maximumOutputDelay = Atomic<Int>(0)
+  /// Frames of input a sound server lost: cycles its graph ran without the
+  /// unit, or buffers that were missing (native JACK and PipeWire backends,
+  /// which see the graph's clock; 0 where a backend cannot tell).
+  public let lostFrames = Atomic<Int>(0)
 
   public init() {}
 

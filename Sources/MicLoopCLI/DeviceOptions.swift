@@ -2,15 +2,18 @@ import ArgumentParser
 import AudioFiles
 import DuplexIO
 
-/// ALSA device options, as aplay/arecord spell them.
+/// Device options, as aplay/arecord spell them; `jack…` and `pw…` names
+/// choose the native JACK and PipeWire backends (`DeviceRoute`).
 struct DeviceOptions: ParsableArguments {
   @Option(
     name: [.customShort("D"), .long],
-    help: "ALSA device for capture and playback (default, hw:1,0, plughw:1, pulse, pulse:NAME …).")
+    help:
+      "Device for capture and playback: ALSA (default, hw:1,0, plughw:1, pulse, pulse:NAME …), JACK (jack, jack:none, jack:PORT-PATTERN) or PipeWire (pw, pw:none, pw:NODE)."
+  )
   var device: String?
-  @Option(help: "ALSA capture device (overrides --device).")
+  @Option(help: "Capture device (overrides --device).")
   var capture: String?
-  @Option(help: "ALSA playback device (overrides --device).")
+  @Option(help: "Playback device (overrides --device).")
   var playback: String?
   @Option(
     name: .customLong("rate"), parsing: .unconditional, help: "Sample rate in Hz (default 48000).")

@@ -8,13 +8,15 @@ import MicLoopKit
 struct Devices: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "devices",
-    abstract: "List ALSA capture and playback devices (names to use with -D).")
+    abstract:
+      "List capture and playback devices: ALSA PCMs, JACK ports and PipeWire nodes (names to use with -D)."
+  )
 
   @Flag(help: "Print JSON Lines, one device per line.")
   var json = false
 
   func run() throws {
-    let devices = DeviceCatalog.devices()
+    let devices = DeviceCatalog.allDevices()
     if json {
       for device in devices {
         StandardOutput.write(

@@ -26,6 +26,9 @@ extension DuplexError {
       return description
         + "; list devices with 'micloop devices' (and a server's sources and sinks with 'pactl list short sources')"
     case .threadUnavailable: return description + "; the system is out of threads or memory"
+    case .libraryUnavailable:
+      return description
+        + "; install it (Debian: libjack-jackd2-0 for JACK, libpipewire-0.3-0 for PipeWire) or use an ALSA device"
     case .failed: return description
     }
   }

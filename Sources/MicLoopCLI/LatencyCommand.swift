@@ -24,7 +24,7 @@ struct Latency: ParsableCommand {
   func run() throws {
     let configuration = devices.configuration(input: true, output: true)
     let probe = LatencyProbe(sampleRate: configuration.sampleRate)
-    let unit = DuplexUnit(configuration: configuration, client: probe)
+    let unit = DuplexUnit(configuration: configuration, backend: DeviceBackend(), client: probe)
     do {
       try unit.initialize()
       try unit.start()
@@ -42,6 +42,8 @@ struct Latency: ParsableCommand {
         break
       }
     }
+    // A sound server's own estimate, read while the ports are connected.
+    let serverLatency = unit.backend.serverLatency()
     unit.stop()
     if let failure = unit.failure { throw CommandFailure(message: failure.commandLineMessage) }
     if timedOut {
@@ -62,16 +64,31 @@ struct Latency: ParsableCommand {
     let ms = { (frames: Int) in DecimalFormatting.fixed(Double(frames) / rate * 1000, places: 2) }
     let buffering = granted.loopBufferFrames
     if json {
+      let server =
+        serverLatency.map {
+          ",\"server_capture_frames\":\($0.capture.upperBound),\"server_playback_frames\":\($0.playback.upperBound),\"server_round_trip_frames\":\($0.roundTrip)"
+        } ?? ""
       StandardOutput.write(
-        "{\"event\":\"latency\",\"round_trip_frames\":\(measurement.roundTripFrames),\"round_trip_ms\":\(ms(measurement.roundTripFrames)),\"unit_buffer_frames\":\(buffering),\"unit_buffer_ms\":\(ms(buffering)),\"period_frames\":\(granted.periodFrames),\"periods\":\(granted.outputPeriodCount),\"confidence\":\(DecimalFormatting.fixed(measurement.confidence, places: 3)),\"bursts\":[\(measurement.burstFrames.map(String.init).joined(separator: ","))]}"
+        "{\"event\":\"latency\",\"round_trip_frames\":\(measurement.roundTripFrames),\"round_trip_ms\":\(ms(measurement.roundTripFrames)),\"unit_buffer_frames\":\(buffering),\"unit_buffer_ms\":\(ms(buffering)),\"period_frames\":\(granted.periodFrames),\"periods\":\(granted.outputPeriodCount)\(server),\"confidence\":\(DecimalFormatting.fixed(measurement.confidence, places: 3)),\"bursts\":[\(measurement.burstFrames.map(String.init).joined(separator: ","))]}"
       )
     } else {
       StandardOutput.write(
         "Round trip: \(measurement.roundTripFrames) frames = \(ms(measurement.roundTripFrames)) ms at \(granted.sampleRate) Hz (confidence \(DecimalFormatting.fixed(measurement.confidence, places: 2)))"
       )
-      StandardOutput.write(
-        "micloop's own buffering: \(buffering) frames = \(ms(buffering)) ms (capture period \(granted.periodFrames) + playback pre-fill \(granted.outputPrefillFrames))"
-      )
+      if granted.isServerCycle {
+        StandardOutput.write(
+          "micloop's own buffering: none (it runs inside the server's \(granted.periodFrames)-frame cycle, input and output in one call)"
+        )
+      } else {
+        StandardOutput.write(
+          "micloop's own buffering: \(buffering) frames = \(ms(buffering)) ms (capture period \(granted.periodFrames) + playback pre-fill \(granted.outputPrefillFrames))"
+        )
+      }
+      if let serverLatency {
+        StandardOutput.write(
+          "The server's port latencies: capture \(serverLatency.capture.upperBound) + playback \(serverLatency.playback.upperBound) = \(serverLatency.roundTrip) frames = \(ms(serverLatency.roundTrip)) ms through the hardware it reports"
+        )
+      }
       let outside = measurement.roundTripFrames - buffering
       StandardOutput.write(
         outside >= 0

@@ -128,15 +128,18 @@ final class LivePrinter {
     }
   }
 
-  func xrun(_ bus: Bus, time: Double) {
+  /// An xrun, with the frames a sound server lost when it says (`lostFrames` > 0).
+  func xrun(_ bus: Bus, time: Double, lostFrames: Int = 0) {
     if mode == .json {
+      let lost = lostFrames > 0 ? ",\"lost_frames\":\(lostFrames)" : ""
       StandardOutput.write(
-        "{\"event\":\"xrun\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"bus\":\"\(bus.name)\"}",
+        "{\"event\":\"xrun\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"bus\":\"\(bus.name)\"\(lost)}",
         flush: true)
     } else {
       clearBlock()
+      let lost = lostFrames > 0 ? ", \(lostFrames) frames lost" : ""
       StandardOutput.write(
-        "xrun (\(bus == .input ? "capture overrun" : "playback underrun")) at \(DecimalFormatting.fixed(time, places: 2)) s",
+        "xrun (\(bus == .input ? "capture overrun" : "playback underrun")) at \(DecimalFormatting.fixed(time, places: 2)) s\(lost)",
         flush: true)
     }
   }

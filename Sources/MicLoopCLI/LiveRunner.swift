@@ -19,8 +19,11 @@ enum LiveRunner {
   ) throws {
     var settings = settings
     settings.isAnalyzing = tones != nil
-    var session: LiveSession<ALSADevicePair>
-    do { session = try LiveSession(configuration: configuration, settings: settings) } catch {
+    var session: LiveSession<DeviceBackend>
+    do {
+      session = try LiveSession(
+        configuration: configuration, backend: DeviceBackend(), settings: settings)
+    } catch {
       throw CommandFailure(message: error.commandLineMessage)
     }
     let decoder: ToneDecoder?
@@ -62,9 +65,10 @@ enum LiveRunner {
     }
     // Sessions of devices that were lost: kept, never torn down, since a
     // driver that hung may never return from closing.
-    var retired = [LiveSession<ALSADevicePair>]()
-    var outcome: LiveSession<ALSADevicePair>.Outcome
+    var retired = [LiveSession<DeviceBackend>]()
+    var outcome: LiveSession<DeviceBackend>.Outcome
     var xruns = 0
+    var lostFrames = 0
     var filledFrames: Int64 = 0
     while true {
       do {
@@ -93,12 +97,13 @@ enum LiveRunner {
               tones?.admit(event) { printer.show($0) }
             }
           },
-          onXrun: { bus, time in printer.xrun(bus, time: time) },
+          onXrun: { bus, time, lost in printer.xrun(bus, time: time, lostFrames: lost) },
           onPause: { time, seconds in printer.paused(time: time, seconds: seconds) })
       } catch {
         throw CommandFailure(message: error.commandLineMessage)
       }
       xruns += outcome.overruns + outcome.underruns
+      lostFrames += outcome.lostFrames
       guard recovery.reconnects, let failure = outcome.failure, failure.isDeviceLost else { break }
       printer.deviceLost(time: outcome.duration, reason: failure.description)
       retired.append(session)
@@ -157,6 +162,7 @@ enum LiveRunner {
     } else if !showsMeter && !json {
       StandardOutput.write(
         "Ran \(DecimalFormatting.fixed(outcome.duration, places: 2)) s, \(xruns) xruns"
+          + (lostFrames > 0 ? " (\(lostFrames) frames lost)" : "")
           + (record.map { ", recorded \(outcome.recordedFrames) frames to \($0)" } ?? ""))
     }
     StandardOutput.flush()
@@ -195,10 +201,10 @@ enum DeviceReturn {
   /// `shouldStop` says so; the session continues `processor`'s job.
   static func wait(
     configuration: DuplexConfiguration, processor: LiveProcessor, shouldStop: () -> Bool
-  ) -> LiveSession<ALSADevicePair>? {
+  ) -> LiveSession<DeviceBackend>? {
     while !shouldStop() {
       if let session = try? LiveSession(
-        configuration: configuration, backend: ALSADevicePair(), processor: processor)
+        configuration: configuration, backend: DeviceBackend(), processor: processor)
       {
         return session
       }

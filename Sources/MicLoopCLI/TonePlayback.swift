@@ -42,7 +42,7 @@ enum TonePlayback {
   static func play(_ source: ToneSource, configuration: DuplexConfiguration, announce: String)
     throws
   {
-    let unit = DuplexUnit(configuration: configuration, client: source)
+    let unit = DuplexUnit(configuration: configuration, backend: DeviceBackend(), client: source)
     do {
       try unit.initialize()
       try unit.start()

@@ -25,6 +25,8 @@ public final class LiveSession<Backend: DuplexBackend> {
     /// Capture overruns and playback underruns.
     public var overruns: Int
     public var underruns: Int
+    /// Frames a sound server lost (native JACK and PipeWire backends; 0 elsewhere).
+    public var lostFrames: Int
     /// Whether the caller's `shouldStop` ended the job.
     public var wasStoppedByCaller: Bool
     /// The device error that ended the job, if any.
@@ -66,16 +68,17 @@ public final class LiveSession<Backend: DuplexBackend> {
 
   /// Runs until `shouldStop` returns true, `duration` seconds of input, or
   /// a device failure. `onEvent` gets meter events, `onInput` the mono
-  /// input (when analysing), `onXrun` xruns, `onPause` the stream time and
-  /// length of a pause of the whole process (Ctrl-Z); `shouldStop` is asked
-  /// every cycle (read keys and redraw there). With `endsJob` false (a device
+  /// input (when analysing), `onXrun` xruns with the frames lost (0 when
+  /// the backend cannot tell), `onPause` the stream time and length of a
+  /// pause of the whole process (Ctrl-Z); `shouldStop` is asked every cycle
+  /// (read keys and redraw there). With `endsJob` false (a device
   /// lost that may come back) the meter's totals are not emitted and the
   /// recording is left open for the next session.
   public func run(
     duration: Double?, recorder: AudioFileWriter?, endsJob: Bool = true, shouldStop: () -> Bool,
     onEvent: (MeterEvent) -> Void,
     onInput: (UnsafeBufferPointer<Float>) -> Void = { _ in },
-    onXrun: (Bus, Double) -> Void = { _, _ in },
+    onXrun: (Bus, Double, Int) -> Void = { _, _, _ in },
     onPause: (Double, Double) -> Void = { _, _ in }
   ) throws(DuplexError) -> Outcome {
     let rate = Double(processor.format.sampleRate)
@@ -87,6 +90,7 @@ public final class LiveSession<Backend: DuplexBackend> {
     var recordingFailure: AudioFileError?
     var seenOverruns = 0
     var seenUnderruns = 0
+    var reportedLost = 0
     var stoppedByCaller = false
 
     var analysed = alreadyProcessed
@@ -125,8 +129,18 @@ public final class LiveSession<Backend: DuplexBackend> {
       let time = Double(frames) / rate
       let overruns = unit.statistics.overruns.load(ordering: .relaxed)
       let underruns = unit.statistics.underruns.load(ordering: .relaxed)
-      for _ in seenOverruns..<overruns { onXrun(.input, time) }
-      for _ in seenUnderruns..<underruns { onXrun(.output, time) }
+      // Frames lost go with the next xrun reported (they may be seen first).
+      var lost = unit.statistics.lostFrames.load(ordering: .relaxed) - reportedLost
+      for _ in seenOverruns..<overruns {
+        onXrun(.input, time, lost)
+        reportedLost += lost
+        lost = 0
+      }
+      for _ in seenUnderruns..<underruns {
+        onXrun(.output, time, lost)
+        reportedLost += lost
+        lost = 0
+      }
       seenOverruns = overruns
       seenUnderruns = underruns
       if ended || recordingFailure != nil { break }
@@ -155,6 +169,7 @@ public final class LiveSession<Backend: DuplexBackend> {
         / channels,
       overruns: unit.statistics.overruns.load(ordering: .relaxed),
       underruns: unit.statistics.underruns.load(ordering: .relaxed),
+      lostFrames: unit.statistics.lostFrames.load(ordering: .relaxed),
       wasStoppedByCaller: stoppedByCaller,
       failure: failure,
       recordingFailure: recordingFailure, lastProgress: stall.lastChange)
