@@ -75,17 +75,27 @@ import Testing
     #expect(client.inputTimes == [0, 32, 64, 96, 128])
   }
 
-  @Test func lossesJustAfterStartCountAsSettling() throws {
-    let server = SimulatedServer(periodFrames: 64)
+  @Test func lossesJustAfterStartSettleOnlyForTheSpeaker() throws {
     var configuration = duplexConfiguration()
     configuration.settlingTime = 0.01  // 480 frames
-    let unit = try started(server, RecordingClient(), configuration: configuration)
+    // Playing only: an early loss is the server filling its queue.
+    var playing = configuration
+    playing.isInputEnabled = false
+    let server = SimulatedServer(periodFrames: 64)
+    let unit = try started(server, RecordingClient(), configuration: playing)
     server.cycle(frames: 64, losses: CycleLosses(xruns: 1))
     for _ in 0..<10 { server.cycle(frames: 64) }
     server.cycle(frames: 64, losses: CycleLosses(xruns: 1))
     unit.stop()
     #expect(unit.statistics.settlingXruns.load(ordering: .relaxed) == 1)
-    #expect(unit.statistics.overruns.load(ordering: .relaxed) == 1)
+    #expect(unit.statistics.underruns.load(ordering: .relaxed) == 1)
+    // Capturing: an early loss lost captured audio, and counts.
+    let capturing = SimulatedServer(periodFrames: 64)
+    let duplex = try started(capturing, RecordingClient(), configuration: configuration)
+    capturing.cycle(frames: 64, losses: CycleLosses(xruns: 1))
+    duplex.stop()
+    #expect(duplex.statistics.settlingXruns.load(ordering: .relaxed) == 0)
+    #expect(duplex.statistics.overruns.load(ordering: .relaxed) == 1)
   }
 
   @Test func aServerThatGoesAwayEndsTheUnitAsALostDevice() throws {
