@@ -113,7 +113,9 @@ struct DeviceOptions: ParsableArguments {
   /// Opens `--input` (headerless PCM with `--raw`) as a command fails on it.
   func openInput(_ path: String, raw: Bool) throws -> AudioFileReader {
     let format = raw ? try rawFormat() : nil
-    do { return try AudioFileReader(path: path, raw: format) } catch { throw CommandFailure(error) }
+    do { return try AudioFileReader(path: path, raw: format) } catch {
+      throw CommandFailure(error, readsRaw: format == nil)
+    }
   }
 
   /// The layout of a headerless input, from `--rate` (required: nothing in

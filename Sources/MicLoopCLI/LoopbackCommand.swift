@@ -39,7 +39,7 @@ struct Loopback: ParsableCommand {
   @Option(help: "Decode these tone plans while monitoring (e.g. dtmf or dtmf,ccir).")
   var tones: String?
   @OptionGroup(title: "Talk detection") var talk: TalkOptions
-  @OptionGroup(title: "Tone decisions (with --tones)") var decisions: ToneDecisionOptions
+  @OptionGroup(title: "Tone decisions (with --tones)") var decisions: ToneReportOptions
 
   func validate() throws {
     guard gainDecibels.isFinite, gainDecibels <= 40, gainDecibels >= -120 else {

@@ -4,7 +4,8 @@ import Console
 import MicLoopKit
 import SignalDSP
 
-/// The decoder's decisions as options, shared by `tones` and `loopback --tones`.
+/// The decoder's decisions as options, shared by `tones`, `loopback --tones`
+/// and `plot`.
 struct ToneDecisionOptions: ParsableArguments {
   @Option(
     parsing: .unconditional,
@@ -22,25 +23,8 @@ struct ToneDecisionOptions: ParsableArguments {
   @Option(
     name: .customLong("min-tones"), parsing: .unconditional, help: "Fewest tones in a 5-tone call.")
   var minimumTones = ToneDetectionSettings().minimumSequenceLength
-  @Option(
-    name: .customLong("repeat-window"), parsing: .unconditional,
-    help:
-      "Report a call identical to one that ended this long before it only once (0 reports every repeat)."
-  )
-  var repeatWindow = Seconds(3)
-  @Option(
-    name: .customLong("exec"), parsing: .unconditional,
-    help: ArgumentHelp(
-      "Run this shell command for each decoded tone and call, with the event in MICLOOP_* environment variables and its JSON line on standard input; decoding never waits for it, and a failing command is reported, not fatal.",
-      valueName: "command"))
-  var exec: String?
 
   func validate() throws {
-    if let exec, exec.allSatisfy({ $0 == " " || $0 == "\t" }) {
-      throw ValidationError(
-        "--exec needs a command, for example --exec 'notify-send \"$MICLOOP_TEXT\"'")
-    }
-    try repeatWindow.require("--repeat-window", atLeast: 0, atMost: 3_600)
     guard tolerance > 0, tolerance <= 10 else {
       throw ValidationError("--tolerance must be above 0 and at most 10 (percent)")
     }
@@ -63,6 +47,34 @@ struct ToneDecisionOptions: ParsableArguments {
     settings.minimumSequenceLength = minimumTones
     return settings
   }
+}
+
+/// The decisions and what is done with each decoded event, for the jobs
+/// that report events (`tones`, `loopback --tones`; `plot` only marks them).
+struct ToneReportOptions: ParsableArguments {
+  @OptionGroup var decisions: ToneDecisionOptions
+  @Option(
+    name: .customLong("repeat-window"), parsing: .unconditional,
+    help:
+      "Report a call identical to one that ended this long before it only once (0 reports every repeat)."
+  )
+  var repeatWindow = Seconds(3)
+  @Option(
+    name: .customLong("exec"), parsing: .unconditional,
+    help: ArgumentHelp(
+      "Run this shell command for each decoded tone and call, with the event in MICLOOP_* environment variables and its JSON line on standard input; decoding never waits for it, and a failing command is reported, not fatal.",
+      valueName: "command"))
+  var exec: String?
+
+  func validate() throws {
+    if let exec, exec.allSatisfy({ $0 == " " || $0 == "\t" }) {
+      throw ValidationError(
+        "--exec needs a command, for example --exec 'notify-send \"$MICLOOP_TEXT\"'")
+    }
+    try repeatWindow.require("--repeat-window", atLeast: 0, atMost: 3_600)
+  }
+
+  var settings: ToneDetectionSettings { decisions.settings }
 }
 
 /// Parses `--plan dtmf,ccir,freq:1750,2100`: names separated by commas; the
@@ -124,7 +136,7 @@ final class LiveTones {
   /// The `--exec` command, when given.
   private let hook: EventHook?
 
-  init(plans: [TonePlan], decisions: ToneDecisionOptions, printsSummary: Bool) {
+  init(plans: [TonePlan], decisions: ToneReportOptions, printsSummary: Bool) {
     hook = decisions.exec.map { EventHook(command: $0) }
     self.plans = plans
     settings = decisions.settings

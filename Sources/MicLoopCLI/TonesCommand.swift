@@ -40,7 +40,7 @@ struct Tones: ParsableCommand {
     parsing: .unconditional,
     help: "Decode only this channel (1 = first); default: the mix of all channels.")
   var channel: Int?
-  @OptionGroup(title: "Decisions") var decisions: ToneDecisionOptions
+  @OptionGroup(title: "Decisions") var decisions: ToneReportOptions
 
   func validate() throws {
     _ = try TonePlanList.parse(plan)

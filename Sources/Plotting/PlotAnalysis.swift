@@ -25,7 +25,9 @@ public enum PlotAnalysis {
   }
 
   /// Gathers the plot data of `reader`; `shouldStop`, asked before each
-  /// block, ends it early with what was read.
+  /// block, ends it early with what was read. A file that turns out cut
+  /// short or damaged gives the data of what could be read, with the
+  /// problem in `PlotData.problem`.
   public static func run(
     _ reader: AudioFileReader, title: String, settings: Settings,
     shouldStop: () -> Bool = { false }
@@ -46,7 +48,8 @@ public enum PlotAnalysis {
     let meter = MeterProcessor(
       sampleRate: rate, channelCount: channels, settings: meterSettings,
       screensNonFinite: reader.canHoldNonFiniteSamples)
-    let spectrogram = SpectrogramBuilder(sampleRate: rate, rows: settings.spectrumRows)
+    let spectrogram = SpectrogramBuilder(
+      sampleRate: rate, rows: settings.spectrumRows, frameCount: reader.declaredFrameCount)
     var talkStart: Double?
     var lastReadingTime = 0.0
     func handle(_ event: MeterEvent) {
@@ -67,6 +70,7 @@ public enum PlotAnalysis {
         talkStart = nil
       case .summary(let summary):
         data.duration = summary.duration
+        data.invalidSamples = summary.invalidSamples
         data.integratedLUFS = summary.loudness?.integratedLUFS
       }
     }
@@ -93,7 +97,12 @@ public enum PlotAnalysis {
     defer { buffer.deallocate() }
     let mono = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
     defer { mono.deallocate() }
-    while !shouldStop() {
+    var stopped = false
+    while true {
+      if shouldStop() {
+        stopped = true
+        break
+      }
       let frames = try reader.read(into: buffer, frameCount: blockFrames)
       if frames == 0 { break }
       // The mix first: the meter replaces NaN in place.
@@ -109,6 +118,9 @@ public enum PlotAnalysis {
     settings.tones?.finish(emit: mark)
     meter.finish(emit: handle)
     if let start = talkStart { data.talkSegments.append((start, data.duration)) }
+    if !stopped {
+      do { try reader.checkComplete() } catch { data.problem = error }
+    }
     return data
   }
 }
