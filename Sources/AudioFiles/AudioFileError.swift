@@ -12,6 +12,8 @@ public enum AudioFileError: Error, Equatable, CustomStringConvertible, Sendable 
   case cannotCreate(path: String, reason: String)
   case writeFailed(path: String, reason: String)
   case unsupportedFormat(path: String, reason: String)
+  /// The program was asked to stop before the stream brought any audio.
+  case stoppedBeforeAudio(path: String)
   /// Another program (another micloop) is writing the file.
   case inUse(path: String)
   /// The path names something other than a regular file (a FIFO, a socket).
@@ -63,6 +65,8 @@ public enum AudioFileError: Error, Equatable, CustomStringConvertible, Sendable 
       return "\(path): write failed (\(reason)); check free space"
     case .unsupportedFormat(let path, let reason):
       return "\(path): \(reason)"
+    case .stoppedBeforeAudio(let path):
+      return "\(path): stopped before any audio arrived"
     case .inUse(let path):
       return "\(path): another program is writing this file; choose another name"
     case .notRegularFile(let path, let kind):

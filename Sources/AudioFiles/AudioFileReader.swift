@@ -208,10 +208,13 @@ public final class AudioFileReader {
   }
 
   /// Checks, after the last read, that every frame the header promised was
-  /// present and that nothing in between failed to decode. A decoding
+  /// present and that nothing in between failed to decode (nothing to check
+  /// when a stop request ended a stream, `StreamStop`). A decoding
   /// error after the last frame of a file of unknown length is how an
   /// interrupted FLAC or OGG ends (its last frame cut short), not damage.
   public func checkComplete() throws(AudioFileError) {
+    // A stream ended by a stop request is whole as far as it went.
+    if wasStopped { return }
     if framesRead == 0 {
       if let damage { throw .damaged(path: displayPath, readFrames: 0, reason: damage.reason) }
       throw .empty(path: displayPath)
@@ -226,6 +229,10 @@ public final class AudioFileReader {
       throw .truncated(path: displayPath, expectedFrames: declared, readFrames: framesRead)
     }
   }
+
+  /// Whether a stop request ended a stream that was waiting for data
+  /// (`StreamStop`): what was read is all there is, and it is whole.
+  public var wasStopped: Bool { StreamStop.didStop.load(ordering: .relaxed) }
 
   /// The path as messages name it ("standard input" for `-`).
   public var displayPath: String { path == "-" ? "standard input" : path }

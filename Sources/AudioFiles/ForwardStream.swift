@@ -99,8 +99,7 @@ final class ForwardStream {
     // Past the kept start, only what follows the last byte that arrived.
     while done < wanted && position == arrived {
       if done > 0 && allowsShortReads { break }
-      let got = Glibc.read(descriptor, buffer + done, wanted - done)
-      if got < 0 && errno == EINTR { continue }
+      let got = StreamStop.read(descriptor, buffer + done, wanted - done)
       if got <= 0 { break }
       if kept.count < Self.keptLength {
         let keep = min(got, Self.keptLength - kept.count)

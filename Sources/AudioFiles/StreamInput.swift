@@ -40,6 +40,7 @@ enum StreamInput {
     head.removeLast(head.count - headCount)
     guard headCount > 0 else {
       close(source)
+      if StreamStop.didStop.load(ordering: .relaxed) { throw .stoppedBeforeAudio(path: path) }
       throw .empty(path: path)
     }
     guard let container = AudioContainer.identify(head) else {
@@ -97,9 +98,8 @@ enum StreamInput {
     var filled = start
     while filled < buffer.count {
       let got = buffer.withUnsafeMutableBytes {
-        read(descriptor, $0.baseAddress! + filled, $0.count - filled)
+        StreamStop.read(descriptor, $0.baseAddress! + filled, $0.count - filled)
       }
-      if got < 0 && errno == EINTR { continue }
       if got <= 0 { break }
       filled += got
     }
@@ -134,8 +134,9 @@ enum StreamInput {
     var total = Int64(head.count)
     var block = [UInt8](repeating: 0, count: 65_536)
     while true {
-      let got = block.withUnsafeMutableBytes { read(source, $0.baseAddress!, $0.count) }
-      if got < 0 && errno == EINTR { continue }
+      let got = block.withUnsafeMutableBytes {
+        StreamStop.read(source, $0.baseAddress!, $0.count)
+      }
       if got < 0 { return .readFailed(errno) }
       if got == 0 { return .finished }
       total += Int64(got)

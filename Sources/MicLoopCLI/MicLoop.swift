@@ -25,6 +25,11 @@ extension CommandFailure {
   /// that reads headerless PCM (`readsRaw`) says how to, for input that
   /// is not audio it knows.
   init(_ error: AudioFileError, readsRaw: Bool = false) {
+    if case .stoppedBeforeAudio = error {
+      // Ctrl-C before the stream said anything: a clean stop, nothing to report.
+      self.init(message: "", status: 0)
+      return
+    }
     var message = error.description
     if readsRaw, case .notAudio = error {
       message += "; for headerless PCM give its layout: --raw --rate HZ"

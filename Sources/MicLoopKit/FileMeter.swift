@@ -68,7 +68,8 @@ public enum FileMeter {
     thread.join()
     if case .failed(let error) = ending { throw error }
     if reader.framesRead == 0 {
-      throw .empty(path: reader.displayPath)
+      throw reader.wasStopped
+        ? .stoppedBeforeAudio(path: reader.displayPath) : .empty(path: reader.displayPath)
     }
     if let interval = levels.finishInterval() { talk.report(interval, emit: emit) }
     var summary: MeterSummary?

@@ -58,7 +58,8 @@ public enum FileToneDecoder {
     thread.join()
     if case .failed(let error) = ending { throw error }
     if reader.framesRead == 0 {
-      throw .empty(path: reader.displayPath)
+      throw reader.wasStopped
+        ? .stoppedBeforeAudio(path: reader.displayPath) : .empty(path: reader.displayPath)
     }
     var problem: AudioFileError?
     if !stopped {

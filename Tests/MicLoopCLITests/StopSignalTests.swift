@@ -128,4 +128,26 @@ import Testing
     #expect(result.errorOutput.contains("another program is writing"), "\(result.errorOutput)")
     #expect(try MicLoopBinary.samples(shared).count == 3 * 48_000)
   }
+
+  @Test func aStreamThatWaitsForDataStillStops() throws {
+    // A squelched receiver's pipe: a WAV that delivers a call, then nothing.
+    let keys = file("call.wav")
+    #expect(try MicLoopBinary.run(["send", "--plan", "dtmf", "123#", "-o", keys]).status == 0)
+    let result = try MicLoopBinary.script(
+      """
+      (cat '\(keys)'; sleep 30) | $M tones --plan dtmf --input - --json > "$DIR/call.jsonl" &
+      pid=$!
+      (sleep 30) | $M meter --input - --raw --rate 8000 > /dev/null &
+      silent=$!
+      sleep 1.5
+      kill -TERM $pid $silent
+      wait $pid; echo "call $?"
+      wait $silent; echo "silent $?"
+      """, directory: directory)
+    #expect(result.output.contains("call 0"), "\(result.output) \(result.errorOutput)")
+    #expect(result.output.contains("silent 0"), "\(result.output) \(result.errorOutput)")
+    #expect(result.errorOutput.isEmpty, "\(result.errorOutput)")
+    let lines = try String(contentsOfFile: file("call.jsonl"), encoding: .utf8)
+    #expect(lines.components(separatedBy: "\"event\":\"tone\"").count - 1 == 4, "\(lines)")
+  }
 }
