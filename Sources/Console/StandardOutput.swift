@@ -1,4 +1,3 @@
-import SignalDSP
 import Synchronization
 
 #if canImport(Glibc)

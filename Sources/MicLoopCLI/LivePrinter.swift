@@ -1,8 +1,9 @@
 import AudioFiles
 import Console
 import DuplexIO
+import Metering
 import MicLoopKit
-import SignalDSP
+import TonePlans
 
 /// Prints what a live job reports: a meter line redrawn in place on a
 /// terminal, plain lines otherwise, or JSON Lines. Control thread.

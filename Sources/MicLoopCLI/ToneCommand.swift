@@ -4,6 +4,7 @@ import Console
 import DuplexIO
 import MicLoopKit
 import SignalDSP
+import TonePlans
 
 #if canImport(Glibc)
   import Glibc

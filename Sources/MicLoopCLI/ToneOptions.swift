@@ -2,7 +2,8 @@ import ArgumentParser
 import AudioFiles
 import Console
 import MicLoopKit
-import SignalDSP
+import ToneDecoding
+import TonePlans
 
 /// The decoder's decisions as options, shared by `tones` and `loopback --tones`.
 struct ToneDecisionOptions: ParsableArguments {

@@ -1,3 +1,6 @@
+import SignalDSP
+import TonePlans
+
 /// What one analysed frame holds for one plan: which symbol, at which
 /// measured frequencies and levels.
 struct FrameTone: Equatable {

@@ -1,3 +1,5 @@
+import SignalDSP
+
 /// The levels of one finished metering interval, handed from the level
 /// stage to the talk stage.
 public struct IntervalLevels: Sendable, Equatable {

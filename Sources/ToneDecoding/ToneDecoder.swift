@@ -1,3 +1,6 @@
+import SignalDSP
+import TonePlans
+
 /// Decodes the tones of one or more plans from a mono stream given in
 /// blocks of any size. Plans that need the same frame length share one
 /// FFT per frame: 20 ms frames every 5 ms for DTMF and `freq:` (50 Hz bins

@@ -1,3 +1,5 @@
+import SignalDSP
+
 /// The second half of the meter: the envelope and power of each channel's
 /// speech band from `MeterLevelStage`, talk decisions on the loudest,
 /// loudness when asked (`LoudnessMeter`, fed the full-rate frames),

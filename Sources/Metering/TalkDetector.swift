@@ -1,3 +1,5 @@
+import SignalDSP
+
 /// Settings of the talk detector. Every field has a default that works on a
 /// quiet laptop microphone and in a noisy room alike.
 public struct TalkDetectorSettings: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import SignalDSP
+
 /// Accumulates the peak and the mean square of a run of samples.
 ///
 /// Peak is the largest |x|; RMS is √(Σx² / n) over every sample, as

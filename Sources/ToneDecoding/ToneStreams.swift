@@ -1,3 +1,5 @@
+import SignalDSP
+
 /// The streams the tone decoder's analyses listen to, made from its input:
 /// the input as it is (Handshake, whose tones need the full rate, and
 /// CTCSS), the signalling stream (the input at `signallingRate`, the lowest

@@ -1,3 +1,5 @@
+import SignalDSP
+
 /// Prepares a tone decoder's input on a thread of its own, a block at a
 /// time: makes the streams the decoder's analyses listen to (decimation,
 /// click blanking) and, while the decoder is busy, analyses frames ahead

@@ -1,3 +1,5 @@
+import TonePlans
+
 /// Turns one plan's tone runs into decoded tones and sequences: single
 /// tones (DTMF, `freq:`) need the minimum duration; 5-tone and Handshake
 /// tones are only reported inside a whole sequence that validates, so

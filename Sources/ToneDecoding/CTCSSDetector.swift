@@ -1,5 +1,7 @@
 internal import CFFTW
+import SignalDSP
 import Synchronization
+import TonePlans
 
 #if canImport(Glibc)
   import Glibc

@@ -1,3 +1,5 @@
+import SignalDSP
+
 /// The speech band (about 200–3800 Hz) of one channel already reduced to
 /// about 8 kHz (see `reductionFactor(forSampleRate:)`): what the talk
 /// detector listens to.

@@ -1,3 +1,5 @@
+import SignalDSP
+
 /// How RMS levels are referenced.
 public enum RMSConvention: String, Sendable, CaseIterable {
   /// sox's convention: a full-scale sine reads −3.01 dB RMS.

@@ -1,3 +1,5 @@
+import TonePlans
+
 /// Turns a call sent twice into one: repeaters and dispatch consoles send
 /// the same selective call again within a second or two, and one alarm is
 /// what a listener wants. A call (a sequence event) identical to one that
