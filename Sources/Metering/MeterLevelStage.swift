@@ -2,21 +2,21 @@ import SignalDSP
 
 /// The levels of one finished metering interval, handed from the level
 /// stage to the talk stage.
-public struct IntervalLevels: Sendable, Equatable {
+package struct IntervalLevels: Sendable, Equatable {
   /// Stream time at the end of the interval, in seconds.
-  public var time: Double
+  package var time: Double
   /// Peak of the loudest metered channel, in dBFS.
-  public var peakDecibels: Double?
+  package var peakDecibels: Double?
   /// RMS of the loudest metered channel (in the chosen convention), in dBFS.
-  public var rmsDecibels: Double?
+  package var rmsDecibels: Double?
   /// The meter reading under the chosen ballistics at the end of the
   /// interval, loudest channel, in dBFS (`nil` for silence and for loudness
   /// ballistics, which the talk stage reads).
-  public var meterDecibels: Double?
+  package var meterDecibels: Double?
   /// The same for each metered channel.
-  public var channels: ChannelReadings
+  package var channels: ChannelReadings
 
-  public init(
+  package init(
     time: Double, peakDecibels: Double?, rmsDecibels: Double?, meterDecibels: Double? = nil,
     channels: ChannelReadings = ChannelReadings()
   ) {
@@ -37,19 +37,19 @@ public struct IntervalLevels: Sendable, Equatable {
 /// `MeterProcessor` runs both halves on one thread; a file meter may run
 /// this one on a reader thread and the talk stage on another. Buffers are
 /// allocated in `init`; `measure` does not allocate. One caller at a time.
-public final class MeterLevelStage {
-  public let sampleRate: Double
-  public let channelCount: Int
+package final class MeterLevelStage {
+  package let sampleRate: Double
+  package let channelCount: Int
   /// The channels metered, 0-based.
-  public let meteredChannels: [Int]
+  package let meteredChannels: [Int]
   /// Frames per level reading.
-  public let intervalFrames: Int
+  package let intervalFrames: Int
   /// Rate of the speech-band signal handed to the talk stage.
-  public let reducedRate: Double
+  package let reducedRate: Double
   /// Largest slice `measure` accepts, in frames.
-  public let maximumBlock: Int
+  package let maximumBlock: Int
   /// Whether samples are screened for NaN and infinity.
-  public let screensNonFinite: Bool
+  package let screensNonFinite: Bool
   private let rmsOffset: Double
   private var framesInInterval = 0
   private var framesProcessed: Int64 = 0
@@ -66,7 +66,7 @@ public final class MeterLevelStage {
   /// dB added to the meter reading (the RMS convention, for the VU meter).
   private let meterOffset: Double
 
-  public init(
+  package init(
     sampleRate: Double, channelCount: Int, settings: MeterSettings, maximumBlock: Int,
     screensNonFinite: Bool
   ) {
@@ -110,14 +110,14 @@ public final class MeterLevelStage {
   }
 
   /// Stream time in seconds of the frames measured so far.
-  public var time: Double { Double(framesProcessed) / sampleRate }
+  package var time: Double { Double(framesProcessed) / sampleRate }
   /// Frames left before the current interval ends: the most one
   /// `measure` call may take.
-  public var framesLeftInInterval: Int { intervalFrames - framesInInterval }
+  package var framesLeftInInterval: Int { intervalFrames - framesInInterval }
 
   /// The most reduced samples per channel that `frameCount` frames can
   /// yield, over any number of calls.
-  public func maximumReducedCount(forFrames frameCount: Int) -> Int {
+  package func maximumReducedCount(forFrames frameCount: Int) -> Int {
     reducers[0].maximumOutputCount(forInput: frameCount)
   }
 
@@ -127,7 +127,7 @@ public final class MeterLevelStage {
   /// replaced by zero in place.
   /// - Returns: the reduced samples written per channel, and the levels of
   ///   the interval when this slice ended it.
-  public func measure(
+  package func measure(
     _ samples: UnsafeMutablePointer<Float>, frameCount: Int,
     into reduced: [UnsafeMutablePointer<Float>], offset: Int
   ) -> (reducedCount: Int, finished: IntervalLevels?) {
@@ -181,13 +181,13 @@ public final class MeterLevelStage {
   }
 
   /// Ends a partial interval at the end of the stream; `nil` when none is open.
-  public func finishInterval() -> IntervalLevels? {
+  package func finishInterval() -> IntervalLevels? {
     framesInInterval > 0 ? endInterval() : nil
   }
 
   /// Totals of everything measured; the talk fields are left at zero for
   /// the talk stage to fill. Allocates: call it from the control thread.
-  public func summary() -> MeterSummary {
+  package func summary() -> MeterSummary {
     let channels = totalLevels.map {
       ChannelLevels(
         peakDecibels: $0.peakDecibels, rmsDecibels: $0.rmsDecibels.map { $0 + rmsOffset })

@@ -9,11 +9,11 @@ import SignalDSP
 /// Buffers are allocated in `init`; `listen` and `report` do not allocate
 /// (a live session calls them on the audio thread); `finish` allocates.
 /// One caller at a time.
-public final class MeterTalkStage {
+package final class MeterTalkStage {
   /// Rate of the reduced signal and of the envelope.
-  public let envelopeRate: Double
+  package let envelopeRate: Double
   /// Most reduced samples one `listen` call takes.
-  public let maximumCount: Int
+  package let maximumCount: Int
   private var followers: [EnvelopeFollower]
   private var detector: TalkDetector
   private let powerBuffers: [UnsafeMutableBufferPointer<Float>]
@@ -29,7 +29,7 @@ public final class MeterTalkStage {
   ///   - loudness: the meter for `measureLoudness`, when loudness is measured.
   ///   - readsLoudness: whether readings show the momentary loudness as
   ///     the meter reading (`.lufs` ballistics) instead of the level stage's.
-  public init(
+  package init(
     envelopeRate: Double, channelCount: Int, settings: TalkDetectorSettings, maximumCount: Int,
     loudness: LoudnessMeter? = nil, readsLoudness: Bool = false
   ) {
@@ -60,7 +60,7 @@ public final class MeterTalkStage {
   /// `settings`' talk detector, and a loudness meter over all of its
   /// channels when `settings` measures loudness; `listen` takes at most
   /// the reduced samples of `blockFrames` frames.
-  public convenience init(
+  package convenience init(
     following levels: MeterLevelStage, settings: MeterSettings, blockFrames: Int
   ) {
     self.init(
@@ -74,12 +74,12 @@ public final class MeterTalkStage {
   deinit { for buffer in powerBuffers { buffer.deallocate() } }
 
   /// Whether talk is in progress.
-  public var isTalking: Bool { detector.isTalking }
+  package var isTalking: Bool { detector.isTalking }
 
   /// Listens to `count` speech-band samples of each channel at
   /// `reduced[i] + offset` (overwritten with their envelopes), calling
   /// `emit` for every talk start and end.
-  public func listen(
+  package func listen(
     _ reduced: [UnsafeMutablePointer<Float>], offset: Int, count: Int,
     emit: (MeterEvent) -> Void
   ) {
@@ -139,13 +139,13 @@ public final class MeterTalkStage {
 
   /// Feeds the full-rate interleaved frames of the stream, in order, to
   /// the loudness meter (nothing when loudness is not measured).
-  public func measureLoudness(_ samples: UnsafePointer<Float>, frameCount: Int) {
+  package func measureLoudness(_ samples: UnsafePointer<Float>, frameCount: Int) {
     loudness?.process(samples, frameCount: frameCount)
   }
 
   /// Emits the level reading of an interval that ends after the samples
   /// listened to so far.
-  public func report(_ levels: IntervalLevels, emit: (MeterEvent) -> Void) {
+  package func report(_ levels: IntervalLevels, emit: (MeterEvent) -> Void) {
     emit(
       .level(
         LevelReading(
@@ -162,7 +162,7 @@ public final class MeterTalkStage {
   /// Ends the stream: closes talk in progress and emits `levels` (the
   /// level stage's summary, with the true peak) completed with the talk
   /// totals and the loudness.
-  public func finish(_ levels: MeterSummary, emit: (MeterEvent) -> Void) {
+  package func finish(_ levels: MeterSummary, emit: (MeterEvent) -> Void) {
     if let transition = detector.finish() { handle(transition, emit: emit) }
     var summary = levels
     summary.talkSeconds = talkSeconds

@@ -4,14 +4,14 @@
 /// (`ToneDecoder.process(_: ToneBlock, emit:)`). Blocks are made by the
 /// `ToneDecoderAhead` they serve and reused; one thread at a time owns a
 /// block, and handing it over must order memory (a semaphore does).
-public final class ToneBlock {
+package final class ToneBlock {
   /// Room for `capacity` mono input samples: the preparing thread writes
   /// the next `count` samples from `input + preparedCount` on, then calls
   /// `ToneDecoderAhead.prepare(_:count:hurry:)`.
-  public let input: UnsafeMutablePointer<Float>
-  public let capacity: Int
+  package let input: UnsafeMutablePointer<Float>
+  package let capacity: Int
   /// Input samples prepared since the block was last emptied.
-  public internal(set) var preparedCount = 0
+  package internal(set) var preparedCount = 0
 
   /// A stretch of one stream, in `input` or in `streamSamples`; or a chunk
   /// of input left to the decoder to decimate into the signalling stream
@@ -61,7 +61,7 @@ public final class ToneBlock {
   }
 
   /// Empties the block for new input.
-  public func removeAll() {
+  package func removeAll() {
     preparedCount = 0
     decimatorPositions.removeAll(keepingCapacity: true)
     segments.removeAll(keepingCapacity: true)

@@ -279,7 +279,7 @@ public final class ToneDecoder {
 
   /// Decodes a block prepared by `ToneDecoderAhead` (on another thread),
   /// as `process` would its input; calls `emit` as `process` would.
-  public func process(_ block: ToneBlock, emit: (ToneDecoderEvent) -> Void) {
+  package func process(_ block: ToneBlock, emit: (ToneDecoderEvent) -> Void) {
     func linked(_ event: ToneDecoderEvent) { link(event, to: emit) }
     hear(block, emit: linked)
   }
@@ -344,7 +344,7 @@ public final class ToneDecoder {
 
   /// Ends a stream prepared by `ToneDecoderAhead`: decodes its last block
   /// (`ToneDecoderAhead.prepareEnd`), then reports what was still open.
-  public func finish(_ block: ToneBlock, emit: (ToneDecoderEvent) -> Void) {
+  package func finish(_ block: ToneBlock, emit: (ToneDecoderEvent) -> Void) {
     func linked(_ event: ToneDecoderEvent) { link(event, to: emit) }
     hear(block, emit: linked)
     close(emit: linked)

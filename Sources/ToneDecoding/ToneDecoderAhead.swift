@@ -13,7 +13,7 @@ import SignalDSP
 /// Made and used on the preparing thread; the decoder it serves must not
 /// process anything else while blocks are in flight (the streams are
 /// the decoder's own).
-public final class ToneDecoderAhead {
+package final class ToneDecoderAhead {
   /// One of the decoder's analyses, seen from ahead: its frames in the
   /// same pairs.
   private final class Lookahead {
@@ -49,7 +49,7 @@ public final class ToneDecoderAhead {
 
   /// - Parameter decoder: the decoder whose blocks this prepares; from now
   ///   on it takes its input only as blocks from here.
-  public init(for decoder: ToneDecoder) {
+  package init(for decoder: ToneDecoder) {
     streams = decoder.streams
     lookaheads = decoder.analyses.map(Lookahead.init)
     silenceCount = streams.maximumSignallingCount(forInput: ToneStreams.chunk)
@@ -60,7 +60,7 @@ public final class ToneDecoderAhead {
   deinit { silence.deallocate() }
 
   /// A block for up to `capacity` input samples at a time.
-  public func makeBlock(capacity: Int) -> ToneBlock {
+  package func makeBlock(capacity: Int) -> ToneBlock {
     // The block that ends the input also holds the decimator's tail.
     let signalling =
       streams.maximumSignallingCount(forInput: capacity) + streams.maximumTailCount
@@ -88,7 +88,7 @@ public final class ToneDecoderAhead {
   /// the signalling stream hears is left to the decoder to decimate, too.
   /// The decoder then hears each call's samples as it would one call of
   /// `ToneDecoder.process(_:emit:)`.
-  public func prepare(_ block: ToneBlock, count: Int, hurry: () -> Bool) {
+  package func prepare(_ block: ToneBlock, count: Int, hurry: () -> Bool) {
     precondition(block.preparedCount + count <= block.capacity, "more input than the block holds")
     let samples = UnsafeBufferPointer(start: block.input + block.preparedCount, count: count)
     block.preparedCount += count
@@ -116,7 +116,7 @@ public final class ToneDecoderAhead {
   }
 
   /// Adds the streams' ends to `block`, for `ToneDecoder.finish(_:emit:)`.
-  public func prepareEnd(_ block: ToneBlock, hurry: () -> Bool) {
+  package func prepareEnd(_ block: ToneBlock, hurry: () -> Bool) {
     streams.finish { hear($0, block.append($0, $1), block, hurry) }
   }
 
