@@ -42,7 +42,7 @@ let package = Package(
       dependencies: [
         "DuplexIO", "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles",
       ]),
-    .target(name: "Console", dependencies: ["Metering", "TonePlans", "AudioFiles"]),
+    .target(name: "Console", dependencies: ["Metering", "TonePlans"]),
     .target(
       name: "Plotting",
       dependencies: ["CCairo", "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles"]),

@@ -1,7 +1,5 @@
 import ArgumentParser
-import AudioFiles
 import Console
-import MicLoopKit
 import SignalDSP
 
 #if canImport(Glibc)

@@ -1,8 +1,6 @@
-import AudioFiles
 import Console
 import DuplexIO
 import Metering
-import MicLoopKit
 import TonePlans
 
 /// Prints what a live job reports: a meter line redrawn in place on a

@@ -1,7 +1,5 @@
 import ArgumentParser
-import AudioFiles
 import Console
-import DuplexIO
 import MicLoopKit
 import SignalDSP
 import TonePlans

@@ -1,5 +1,4 @@
 import ArgumentParser
-import AudioFiles
 import Console
 import MicLoopKit
 import ToneDecoding

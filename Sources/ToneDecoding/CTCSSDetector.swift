@@ -1,6 +1,5 @@
 internal import CFFTW
 import SignalDSP
-import Synchronization
 import TonePlans
 
 #if canImport(Glibc)
