@@ -75,21 +75,24 @@ let package = Package(
       name: "DuplexIOTests",
       dependencies: ["DuplexIO", "DuplexIOTesting", "AllocationCounter", "TestSupport"]),
     .testTarget(name: "DuplexIOTestingTests", dependencies: ["DuplexIO", "DuplexIOTesting"]),
+    .testTarget(name: "SignalDSPTests", dependencies: ["SignalDSP", "TonePlans", "TestSupport"]),
+    .testTarget(name: "MeteringTests", dependencies: ["Metering", "SignalDSP", "TestSupport"]),
+    .testTarget(name: "TonePlansTests", dependencies: ["TonePlans"]),
     .testTarget(
-      name: "SignalDSPTests", dependencies: ["SignalDSP", "AllocationCounter", "TestSupport"]),
+      name: "ToneDecodingTests", dependencies: ["ToneDecoding", "TonePlans", "TestSupport"]),
     .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles", "TestSupport"]),
     .testTarget(
       name: "MicLoopKitTests",
       dependencies: [
-        "MicLoopKit", "SignalDSP", "DuplexIO", "DuplexIOTesting", "AudioFiles",
-        "AllocationCounter", "TestSupport",
+        "MicLoopKit", "SignalDSP", "TonePlans", "ToneDecoding", "Metering", "DuplexIO",
+        "DuplexIOTesting", "AudioFiles", "AllocationCounter", "TestSupport",
       ]),
-    .testTarget(name: "ConsoleTests", dependencies: ["Console", "SignalDSP"]),
+    .testTarget(name: "ConsoleTests", dependencies: ["Console", "Metering"]),
     .testTarget(name: "PlottingTests", dependencies: ["Plotting", "SignalDSP", "TestSupport"]),
     .testTarget(
       name: "MicLoopCLITests",
       dependencies: [
-        "MicLoopCLI", "MicLoopKit", "AudioFiles", "SignalDSP", "CCairo", "TestSupport",
+        "MicLoopCLI", "MicLoopKit", "AudioFiles", "Metering", "CCairo", "TestSupport",
       ],
       linkerSettings: [.linkedLibrary("cairo")]),
   ]

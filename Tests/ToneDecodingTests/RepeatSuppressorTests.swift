@@ -1,5 +1,6 @@
-import SignalDSP
 import Testing
+import ToneDecoding
+import TonePlans
 
 @Suite struct RepeatSuppressorTests {
   let zvei = TonePlan.named("zvei1")!

@@ -1,5 +1,6 @@
-import SignalDSP
+import TestSupport
 import Testing
+import TonePlans
 
 /// Two-tone sequential paging: A then B, the long A of a group call, and
 /// the pager told apart from another sharing a tone.

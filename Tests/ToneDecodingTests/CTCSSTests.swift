@@ -1,6 +1,8 @@
 import Foundation
-import SignalDSP
+import TestSupport
 import Testing
+import ToneDecoding
+import TonePlans
 
 /// CTCSS: the 50 standard sub-tones under voice, and nothing from voice or
 /// music alone.

@@ -1,6 +1,7 @@
 import Foundation
-import SignalDSP
+import TestSupport
 import Testing
+import TonePlans
 
 /// TR-BOS siren control: a double tone after a ZVEI call, named and linked.
 @Suite struct SirenTests {

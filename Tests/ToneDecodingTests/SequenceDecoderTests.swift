@@ -1,6 +1,7 @@
 import Foundation
-import SignalDSP
+import TestSupport
 import Testing
+import TonePlans
 
 @Suite struct SequenceDecoderTests {
   static let fiveTonePlans = TonePlan.all.filter {

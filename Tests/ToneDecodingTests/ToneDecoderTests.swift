@@ -1,6 +1,8 @@
 import Foundation
-import SignalDSP
+import TestSupport
 import Testing
+import ToneDecoding
+import TonePlans
 
 @Suite struct ToneDecoderTests {
   static let keys = "123A456B789C*0#D"

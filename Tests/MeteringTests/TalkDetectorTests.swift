@@ -1,8 +1,9 @@
 import Foundation
+import SignalDSP
 import TestSupport
 import Testing
 
-@testable import SignalDSP
+@testable import Metering
 
 @Suite struct TalkDetectorTests {
   /// The branch-free median against a sort, on every order of five values

@@ -1,5 +1,5 @@
 import Foundation
-import SignalDSP
+import Metering
 import Testing
 
 /// The standard meters read the standards' tone bursts and steps as the

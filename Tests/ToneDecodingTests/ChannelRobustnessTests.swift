@@ -1,6 +1,7 @@
 import Foundation
-import SignalDSP
+import TestSupport
 import Testing
+import TonePlans
 
 /// What radio and telephone channels do to tones, one effect at a time.
 @Suite struct ChannelRobustnessTests {

@@ -1,5 +1,5 @@
 import Foundation
-import SignalDSP
+import Metering
 import Testing
 
 /// The parts of the loudness meter, on short signals synthesized here (the

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import SignalDSP
+@testable import ToneDecoding
 
 /// The probe behind CTCSS: a steady tone's start, frequency and phase, with
 /// louder sounds over it.

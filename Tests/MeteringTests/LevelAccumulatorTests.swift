@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import SignalDSP
+@testable import Metering
 
 @Suite struct LevelAccumulatorTests {
   /// One channel copied out of interleaved frames, for stereo (eight frames

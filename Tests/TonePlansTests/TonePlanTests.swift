@@ -1,5 +1,5 @@
-import SignalDSP
 import Testing
+import TonePlans
 
 @Suite struct TonePlanTests {
   @Test func dtmfDigitsAreTheQ23Pairs() throws {
