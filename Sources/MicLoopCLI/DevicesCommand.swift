@@ -1,8 +1,6 @@
 import ArgumentParser
-import AudioFiles
 import Console
 import DuplexIO
-import MicLoopKit
 
 /// `micloop devices`: the capture and playback devices, like arecord -L / aplay -L.
 struct Devices: ParsableCommand {

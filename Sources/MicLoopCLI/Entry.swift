@@ -1,7 +1,6 @@
 import ArgumentParser
 import AudioFiles
 import Console
-import MicLoopKit
 import SignalDSP
 
 #if canImport(Glibc)

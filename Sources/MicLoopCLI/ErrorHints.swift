@@ -1,5 +1,5 @@
 import DuplexIO
-import SignalDSP
+import TonePlans
 
 /// The library reports what failed; the command line adds what to do about
 /// it with its own options.

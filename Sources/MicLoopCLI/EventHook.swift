@@ -1,5 +1,5 @@
 import Console
-import SignalDSP
+import TonePlans
 
 #if canImport(Glibc)
   import Glibc

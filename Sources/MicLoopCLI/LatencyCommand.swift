@@ -1,5 +1,4 @@
 import ArgumentParser
-import AudioFiles
 import Console
 import DuplexIO
 import MicLoopKit

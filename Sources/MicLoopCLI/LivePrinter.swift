@@ -1,8 +1,7 @@
-import AudioFiles
 import Console
 import DuplexIO
-import MicLoopKit
-import SignalDSP
+import Metering
+import TonePlans
 
 /// Prints what a live job reports: a meter line redrawn in place on a
 /// terminal, plain lines otherwise, or JSON Lines. Control thread.

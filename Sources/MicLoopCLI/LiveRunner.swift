@@ -2,7 +2,7 @@ import AudioFiles
 import Console
 import DuplexIO
 import MicLoopKit
-import SignalDSP
+import ToneDecoding
 
 #if canImport(Glibc)
   import Glibc

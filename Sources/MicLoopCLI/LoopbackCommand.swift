@@ -2,8 +2,8 @@ import ArgumentParser
 import AudioFiles
 import Console
 import DuplexIO
+import Metering
 import MicLoopKit
-import SignalDSP
 
 #if canImport(Glibc)
   import Glibc

@@ -1,8 +1,7 @@
 import ArgumentParser
-import AudioFiles
 import Console
+import Metering
 import MicLoopKit
-import SignalDSP
 
 /// Options of the talk detector, shared by every command that detects talk.
 struct TalkOptions: ParsableArguments {

@@ -2,7 +2,8 @@ import ArgumentParser
 import AudioFiles
 import Console
 import Plotting
-import SignalDSP
+import ToneDecoding
+import TonePlans
 
 /// `micloop plot`: a picture of an audio file — levels, talk, tones and a
 /// spectrogram on one time axis — as PNG, SVG or PDF.

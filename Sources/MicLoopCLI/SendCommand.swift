@@ -1,9 +1,8 @@
 import ArgumentParser
-import AudioFiles
 import Console
-import DuplexIO
 import MicLoopKit
 import SignalDSP
+import TonePlans
 
 /// `micloop send`: encode text with a tone plan (DTMF, 5-tone, Handshake …).
 struct Send: ParsableCommand {

@@ -1,9 +1,8 @@
 import ArgumentParser
-import AudioFiles
 import Console
-import DuplexIO
 import MicLoopKit
 import SignalDSP
+import TonePlans
 
 #if canImport(Glibc)
   import Glibc

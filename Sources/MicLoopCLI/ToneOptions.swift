@@ -1,8 +1,7 @@
 import ArgumentParser
-import AudioFiles
 import Console
-import MicLoopKit
-import SignalDSP
+import ToneDecoding
+import TonePlans
 
 /// The decoder's decisions as options, shared by `tones`, `loopback --tones`
 /// and `plot`.

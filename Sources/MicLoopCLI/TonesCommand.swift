@@ -1,8 +1,8 @@
 import ArgumentParser
-import AudioFiles
 import Console
 import MicLoopKit
-import SignalDSP
+import ToneDecoding
+import TonePlans
 
 /// `micloop tones`: decode DTMF, 5-tone calls, Handshake text … from a
 /// capture device or a file.

@@ -1,6 +1,6 @@
 import AudioFiles
 import Dispatch
-import SignalDSP
+import Metering
 import Synchronization
 
 /// Meters an audio file from start to end, streaming it block by block so

@@ -2,6 +2,8 @@ import AudioFiles
 import Dispatch
 import SignalDSP
 import Synchronization
+import ToneDecoding
+import TonePlans
 
 /// Decodes the tones in an audio file from start to end, streaming it in
 /// blocks so memory stays flat for any length.

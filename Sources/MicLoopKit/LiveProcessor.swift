@@ -1,4 +1,5 @@
 import DuplexIO
+import Metering
 import SignalDSP
 import Synchronization
 

@@ -1,6 +1,6 @@
 import AudioFiles
 import DuplexIO
-import SignalDSP
+import Metering
 
 #if canImport(Glibc)
   import Glibc

@@ -1,6 +1,7 @@
 import DuplexIO
 import SignalDSP
 import Synchronization
+import TonePlans
 
 /// The client of a playback-only unit that plays a list of tones — one
 /// endless or timed tone for `micloop tone`, an encoded message for

@@ -1,5 +1,8 @@
 import AudioFiles
+import Metering
 import SignalDSP
+import ToneDecoding
+import TonePlans
 
 #if canImport(Glibc)
   import Glibc

@@ -1,20 +1,20 @@
 /// The latest samples of one stream, kept for frames of one length taken
 /// every `hop` samples: a ring that says when each frame is due and gives
 /// any frame up to `extraHops` hops old. Owned by one thread.
-final class FrameRing {
-  let frameLength: Int
-  let hop: Int
+package final class FrameRing {
+  package let frameLength: Int
+  package let hop: Int
   private let capacity: Int
   private let history: UnsafeMutablePointer<Float>
   private var writeIndex = 0
   private var untilFrame: Int
   /// Frames due so far: the newest is frame `framesDue - 1`, which began
   /// at stream sample `(framesDue - 1) × hop`.
-  private(set) var framesDue = 0
+  package private(set) var framesDue = 0
   /// Samples written so far.
-  private(set) var written = 0
+  package private(set) var written = 0
 
-  init(frameLength: Int, hop: Int, extraHops: Int) {
+  package init(frameLength: Int, hop: Int, extraHops: Int) {
     self.frameLength = frameLength
     self.hop = hop
     capacity = frameLength + extraHops * hop
@@ -28,7 +28,7 @@ final class FrameRing {
   /// Adds `samples`, calling `due` each time the next frame's last sample
   /// has been added.
   @inline(__always)
-  func write(_ samples: UnsafeBufferPointer<Float>, due: () -> Void) {
+  package func write(_ samples: UnsafeBufferPointer<Float>, due: () -> Void) {
     guard let base = samples.baseAddress else { return }
     var offset = 0
     while offset < samples.count {
@@ -48,7 +48,7 @@ final class FrameRing {
 
   /// Frame `number` (due, and still held), as the two contiguous pieces of
   /// the ring it lies in.
-  func frame(_ number: Int) -> (UnsafeBufferPointer<Float>, UnsafeBufferPointer<Float>) {
+  package func frame(_ number: Int) -> (UnsafeBufferPointer<Float>, UnsafeBufferPointer<Float>) {
     let age = written - (number * hop + frameLength)
     precondition(number < framesDue && age + frameLength <= capacity, "frame no longer held")
     let start = (writeIndex - age - frameLength + 2 * capacity) % capacity

@@ -1,7 +1,7 @@
 import AudioFiles
 import Foundation
+import Metering
 import MicLoopKit
-import SignalDSP
 import Testing
 
 /// End-to-end tests on real ALSA devices (a private PulseAudio server).

@@ -1,9 +1,9 @@
 import DuplexIO
 import DuplexIOTesting
 import MicLoopKit
-import SignalDSP
 import TestSupport
 import Testing
+import TonePlans
 
 @Suite(.serialized) struct ToneSourceAllocationTests {
   /// Sending a whole 5-tone call and a DTMF string (tone switches, fades,

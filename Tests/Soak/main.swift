@@ -10,7 +10,8 @@ import DuplexIO
 import DuplexIOTesting
 import Foundation
 import MicLoopKit
-import SignalDSP
+import ToneDecoding
+import TonePlans
 
 let hours = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 24 : 24
 let rate = 8_000

@@ -6,6 +6,7 @@ import DuplexIOTesting
 import Foundation
 import MicLoopKit
 import SignalDSP
+import TonePlans
 
 final class HalfGain: DuplexClient {
   let gain = RampedParameter(value: 0.5, rampFrames: 0)
