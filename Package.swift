@@ -28,7 +28,7 @@ let package = Package(
     // Declarations only: plotting loads libcairo.so.2 when it draws.
     .systemLibrary(name: "CCairo", providers: [.apt(["libcairo2-dev"])]),
     .target(name: "DuplexIO", dependencies: ["CALSA"]),
-    .target(name: "DuplexIOTesting", dependencies: ["DuplexIO"]),
+    .target(name: "DuplexIOTesting", dependencies: ["DuplexIO", "SignalDSP"]),
     .target(name: "SignalDSP", dependencies: ["CFFTW"]),
     .target(name: "AudioFiles", dependencies: ["CSndFile"]),
     .target(name: "MicLoopKit", dependencies: ["DuplexIO", "SignalDSP", "AudioFiles"]),
