@@ -52,6 +52,13 @@ let package = Package(
       name: "micloop-soak",
       dependencies: ["MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "AudioFiles"],
       path: "Tests/Soak"),
+    // The howl guard in simulated rooms; `make feedback-eval` runs it optimised.
+    .executableTarget(
+      name: "micloop-feedback-eval",
+      dependencies: ["MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "AudioFiles"],
+      path: "Tests/FeedbackEval",
+      // Top-level code shared by the cases it runs on two threads.
+      swiftSettings: [.swiftLanguageMode(.v5)]),
     .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
     .target(
       name: "TestSupport", dependencies: ["DuplexIO", "AudioFiles", "AllocationCounter"],

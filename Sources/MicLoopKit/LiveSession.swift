@@ -66,7 +66,8 @@ public final class LiveSession<Backend: DuplexBackend> {
 
   /// Runs until `shouldStop` returns true, `duration` seconds of input, or
   /// a device failure. `onEvent` gets meter events, `onInput` the mono
-  /// input (when analysing), `onXrun` xruns; `shouldStop` is asked every
+  /// input (when analysing), `onXrun` xruns, `onFeedback` what the howl
+  /// guard did; `shouldStop` is asked every
   /// cycle (read keys and redraw there). With `endsJob` false (a device
   /// lost that may come back) the meter's totals are not emitted and the
   /// recording is left open for the next session.
@@ -74,7 +75,8 @@ public final class LiveSession<Backend: DuplexBackend> {
     duration: Double?, recorder: AudioFileWriter?, endsJob: Bool = true, shouldStop: () -> Bool,
     onEvent: (MeterEvent) -> Void,
     onInput: (UnsafeBufferPointer<Float>) -> Void = { _ in },
-    onXrun: (Bus, Double) -> Void = { _, _ in }
+    onXrun: (Bus, Double) -> Void = { _, _ in },
+    onFeedback: (HowlGuardEvent) -> Void = { _ in }
   ) throws(DuplexError) -> Outcome {
     let rate = Double(processor.format.sampleRate)
     let channels = processor.format.channelCount
@@ -91,6 +93,9 @@ public final class LiveSession<Backend: DuplexBackend> {
     func drain() {
       processor.events.drain { events in
         for event in events { onEvent(event.meterEvent) }
+      }
+      processor.feedbackEvents.drain { events in
+        for event in events { onFeedback(event) }
       }
       processor.analysis?.drain { samples in
         var count = samples.count
