@@ -37,8 +37,8 @@ let package = Package(
     .target(
       name: "MicLoopCLI",
       dependencies: [
-        "MicLoopKit", "DuplexIO", "SignalDSP", "AudioFiles", "Console", "Plotting",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "AudioFiles", "Console",
+        "Plotting", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "micloop", dependencies: ["MicLoopCLI"]),
     .executableTarget(

@@ -100,6 +100,17 @@ final class LivePrinter {
     if mode == .terminal, let reading = lastReading { redraw(reading) }
   }
 
+  /// What the howl guard did, on its own line above the meter.
+  func feedback(_ event: HowlGuardEvent) {
+    if mode == .json {
+      StandardOutput.write(FeedbackEventFormat.json(event), flush: true)
+      return
+    }
+    clearBlock()
+    StandardOutput.write(FeedbackEventFormat.text(event), flush: true)
+    if mode == .terminal, let reading = lastReading { redraw(reading) }
+  }
+
   /// The device or its server went away; the job waits for it (`--reconnect`).
   func deviceLost(time: Double, reason: String) {
     if mode == .json {

@@ -92,7 +92,8 @@ enum LiveRunner {
               tones?.admit(event) { printer.show($0) }
             }
           },
-          onXrun: { bus, time in printer.xrun(bus, time: time) })
+          onXrun: { bus, time in printer.xrun(bus, time: time) },
+          onFeedback: { printer.feedback($0) })
       } catch {
         throw CommandFailure(message: error.commandLineMessage)
       }
