@@ -130,6 +130,12 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
     }
   }
 
+  /// The band the sweep measures well: an octave in from its low end (its
+  /// fade) and a tenth in from its top.
+  public var measuredBand: ClosedRange<Double> {
+    (2 * sweep.lowFrequency)...(0.9 * sweep.highFrequency)
+  }
+
   /// Finds every burst in the capture; `nil` when nothing came back.
   public func result() -> Measurement? {
     let maximumLag = sampleRate * 3 / 4
@@ -165,6 +171,8 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
       confidence: good.map(\.score).reduce(0, +) / Double(good.count),
       burstFrames: found.map(\.lag),
       impulseResponse: response,
-      stability: LoopStability.analyze(impulseResponse: response, sampleRate: Double(sampleRate)))
+      stability: LoopStability.analyze(
+        impulseResponse: response, sampleRate: Double(sampleRate), lowest: measuredBand.lowerBound,
+        highest: measuredBand.upperBound))
   }
 }

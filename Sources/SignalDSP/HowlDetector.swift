@@ -200,8 +200,13 @@ final class HowlDetector {
       frequencyRow[bin - 1] = Float(frequency)
       if bin + 1 <= highBin { frequencyRow[bin + 1] = Float(frequency) }
       guard Double(level) + gainDecibels >= settings.levelFloor,
-        Double(level) - neighbourLevel(bin) >= settings.peakToNeighbours,
-        Double(level) - harmonicLevel(bin) >= settings.peakToHarmonics,
+        Double(level) - neighbourLevel(bin) >= settings.peakToNeighbours
+      else { continue }
+      if isSaturatedHowl(bin, gainDecibels: gainDecibels) {
+        found(Finding(frequency: frequency, level: Double(level), growth: 0))
+        continue
+      }
+      guard Double(level) - harmonicLevel(bin) >= settings.peakToHarmonics,
         !isInHarmonicSeries(bin),
         let growth = growth(at: bin)
       else { continue }
@@ -241,6 +246,26 @@ final class HowlDetector {
       }
     }
     return strongest
+  }
+
+  /// Whether the peak at `bin` is a howl that grew to the top and stays
+  /// there (the limiter holds it; its growth is over, and its distortion
+  /// may have given it harmonics): at `saturatedLevel` or louder at the
+  /// output, `isolatedProminence` over its neighbours, and loud over the
+  /// whole `slowGrowthSpan`.
+  private func isSaturatedHowl(_ bin: Int, gainDecibels: Double) -> Bool {
+    let threshold = settings.saturatedLevel - gainDecibels
+    guard Double(current[bin]) >= threshold,
+      Double(current[bin]) - neighbourLevel(bin) >= settings.isolatedProminence,
+      hops >= longSpan
+    else { return false }
+    for step in 0..<longSpan {
+      let row = (newest - step + historyLength) % historyLength
+      guard Double(levels[row * binCount + bin]) >= threshold - settings.saturatedSwing else {
+        return false
+      }
+    }
+    return true
   }
 
   /// Whether the peak at `bin` is the n-th partial of a note or a voice:

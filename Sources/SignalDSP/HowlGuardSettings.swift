@@ -94,6 +94,14 @@ public struct HowlGuardSettings: Sendable, Equatable {
   /// Least growth over that span, dB/s (a howl 1 dB past the loop's limit
   /// grows about 15 dB/s).
   public var minimumGrowth = 15.0
+  /// A lone peak (`isolatedProminence`) at this output level (dBFS) or
+  /// louder, never more than `saturatedSwing` under it for
+  /// `slowGrowthSpan`, is a howl that grew to full scale before it was
+  /// caught (or while the guard was off): the limiter holds it steady, and
+  /// its distortion may have given it harmonics. Music seldom holds a lone
+  /// sine that loud; a test tone at full scale would be notched.
+  public var saturatedLevel = -6.0
+  public var saturatedSwing = 3.0
   /// A growth slower than this (dB/s) must also hold over `slowGrowthSpan`,
   /// within a factor of `slowGrowthRatio`: a loop's resonance that a note
   /// or a voice builds up grows fast and then settles; a howl a little past

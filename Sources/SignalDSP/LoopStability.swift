@@ -34,9 +34,12 @@ public struct LoopStability: Sendable, Equatable {
   public static let lowestFrequency = 20.0
 
   /// The stability of the loop whose open-loop response is `impulseResponse`
-  /// delayed by `delay` frames; `nil` when the response is silent.
+  /// delayed by `delay` frames, read between `lowest` and `highest` Hz
+  /// (where the response was measured; by default the whole band from
+  /// `lowestFrequency`); `nil` when the response is silent there.
   public static func analyze(
-    impulseResponse: [Float], sampleRate: Double, delay: Int = 0
+    impulseResponse: [Float], sampleRate: Double, delay: Int = 0,
+    lowest: Double = lowestFrequency, highest: Double? = nil
   ) -> LoopStability? {
     let length = impulseResponse.count + max(0, delay)
     var size = 1 << 16
@@ -49,8 +52,9 @@ public struct LoopStability: Sendable, Equatable {
     transform.forward()
     let values = transform.complex
     let binWidth = sampleRate / Double(size)
-    let first = max(1, Int((lowestFrequency / binWidth).rounded(.up)))
-    let last = transform.binCount - 2
+    let first = max(1, Int((lowest / binWidth).rounded(.up)))
+    let last = min(
+      transform.binCount - 2, Int(((highest ?? sampleRate / 2) / binWidth).rounded(.down)))
     guard first < last else { return nil }
     var crossings = [(gain: Double, frequency: Double)]()
     var previousImaginary = Double(values[2 * first + 1])

@@ -60,6 +60,25 @@ public final class NotchBank: @unchecked Sendable {
     slots = [Slot](repeating: Slot(), count: capacity)
     state = .allocate(capacity: max(1, capacity * channelCount * 4))
     state.initialize(repeating: 0, count: max(1, capacity * channelCount * 4))
+    warmUp()
+  }
+
+  /// Places, filters and lifts a notch once, so that whatever the Swift
+  /// runtime sets up on first use (type metadata) is done here, not on the
+  /// audio thread; the bank is empty and silent again after.
+  private func warmUp() {
+    guard capacity > 0 else { return }
+    let frames = rampFrames + 1
+    let scratch = UnsafeMutablePointer<Float>.allocate(capacity: frames * channelCount)
+    defer { scratch.deallocate() }
+    scratch.initialize(repeating: 0, count: frames * channelCount)
+    place(0, frequency: sampleRate / 8, depth: 6)
+    process(scratch, frameCount: frames)
+    setDepth(0, 0)
+    process(scratch, frameCount: frames)
+    slots[0] = Slot()
+    activeCount = 0
+    state.update(repeating: 0, count: capacity * channelCount * 4)
   }
 
   deinit { state.deallocate() }
