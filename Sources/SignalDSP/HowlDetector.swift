@@ -157,6 +157,19 @@ final class HowlDetector {
     }
   }
 
+  /// Starts again as if made anew: no signal, no history.
+  func reset() {
+    ring.update(repeating: 0, count: frameLength)
+    ringPosition = 0
+    sinceHop = 0
+    filled = 0
+    hops = 0
+    newest = 0
+    levels.update(repeating: -.infinity, count: historyLength * binCount)
+    frequencies.update(repeating: .nan, count: historyLength * binCount)
+    prominences.update(repeating: 0, count: historyLength * binCount)
+  }
+
   /// Forgets every bin's history (the duck changed them all).
   func forgetAll() {
     levels.update(repeating: -.infinity, count: historyLength * binCount)

@@ -70,9 +70,45 @@ public final class HowlGuard: @unchecked Sendable {
     lastActivity = [Double](repeating: 0, count: settings.notchCount)
     lastLift = [Double](repeating: 0, count: settings.notchCount)
     recentNotches = [Double](repeating: -Double.infinity, count: max(1, settings.simultaneousHowls))
+    warmUp()
   }
 
   deinit { mono.deallocate() }
+
+  /// Runs every path of `process` once — analysis, a notch, deepening, the
+  /// duck, lifting — and then starts afresh, so that whatever the Swift
+  /// runtime sets up on first use happens here, not on the audio thread.
+  private func warmUp() {
+    let frames = detector.frameLength + detector.hop
+    let silence = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+    defer { silence.deallocate() }
+    silence.initialize(repeating: 0, count: frames)
+    detector.analyze(silence, count: frames, gainDecibels: 0) { _ in }
+    let finding = HowlDetector.Finding(frequency: sampleRate / 8, level: 0, growth: 100)
+    act(on: finding, gainDecibels: 0) { _ in }
+    act(on: finding, gainDecibels: 0) { _ in }
+    now = settings.liftDelay + settings.duckHold + 1
+    liftQuietNotches { _ in }
+    releaseDuck { _ in }
+    applyDuck(silence, frameCount: min(frames, maximumFrameCount))
+    // Afresh.
+    bank.removeAll()
+    detector.reset()
+    duckDepth = 0
+    duckGain = 1
+    duckTarget = 1
+    duckStep = 0
+    duckRemaining = 0
+    lastDuck = -Double.infinity
+    lastDuckRelease = -Double.infinity
+    for slot in 0..<settings.notchCount {
+      lastActivity[slot] = 0
+      lastLift[slot] = 0
+    }
+    for index in 0..<recentNotches.count { recentNotches[index] = -Double.infinity }
+    recentIndex = 0
+    now = 0
+  }
 
   /// Whether the guard is leaving the output untouched (no notch, no duck).
   public var isIdle: Bool { bank.isEmpty && duckDepth == 0 && duckRemaining == 0 && duckGain == 1 }

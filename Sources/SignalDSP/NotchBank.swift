@@ -76,7 +76,13 @@ public final class NotchBank: @unchecked Sendable {
     process(scratch, frameCount: frames)
     setDepth(0, 0)
     process(scratch, frameCount: frames)
-    slots[0] = Slot()
+    removeAll()
+  }
+
+  /// Takes every notch out at once, with no ramp (while the bank is not
+  /// in use, as when it is made).
+  public func removeAll() {
+    for index in 0..<capacity { slots[index] = Slot() }
     activeCount = 0
     state.update(repeating: 0, count: capacity * channelCount * 4)
   }
