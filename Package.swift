@@ -36,7 +36,7 @@ let package = Package(
     .systemLibrary(
       name: "CPipeWire", pkgConfig: "libspa-0.2", providers: [.apt(["libspa-0.2-dev"])]),
     .target(name: "DuplexIO", dependencies: ["CALSA", "CJack", "CPipeWire"]),
-    .target(name: "DuplexIOTesting", dependencies: ["DuplexIO"]),
+    .target(name: "DuplexIOTesting", dependencies: ["DuplexIO", "SignalDSP"]),
     .target(name: "SignalDSP", dependencies: ["CFFTW"]),
     .target(name: "Metering", dependencies: ["SignalDSP"]),
     .target(name: "TonePlans"),
@@ -54,8 +54,8 @@ let package = Package(
     .target(
       name: "MicLoopCLI",
       dependencies: [
-        "MicLoopKit", "DuplexIO", "SignalDSP", "Metering", "TonePlans", "ToneDecoding",
-        "AudioFiles", "Console", "Plotting",
+        "MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "Metering", "TonePlans",
+        "ToneDecoding", "AudioFiles", "Console", "Plotting",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "micloop", dependencies: ["MicLoopCLI"]),
@@ -72,6 +72,13 @@ let package = Package(
         "MicLoopKit", "DuplexIO", "DuplexIOTesting", "TonePlans", "ToneDecoding", "AudioFiles",
       ],
       path: "Tests/Soak"),
+    // The howl guard in simulated rooms; `make feedback-eval` runs it optimised.
+    .executableTarget(
+      name: "micloop-feedback-eval",
+      dependencies: ["MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "AudioFiles"],
+      path: "Tests/FeedbackEval",
+      // Top-level code shared by the cases it runs on two threads.
+      swiftSettings: [.swiftLanguageMode(.v5)]),
     .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
     .target(
       name: "TestSupport", dependencies: ["DuplexIO", "AudioFiles", "AllocationCounter"],
@@ -97,7 +104,7 @@ let package = Package(
     .testTarget(
       name: "MicLoopCLITests",
       dependencies: [
-        "MicLoopCLI", "MicLoopKit", "AudioFiles", "Metering", "CCairo", "TestSupport",
+        "MicLoopCLI", "MicLoopKit", "AudioFiles", "Metering", "SignalDSP", "CCairo", "TestSupport",
       ],
       linkerSettings: [.linkedLibrary("cairo")]),
   ]

@@ -1,6 +1,7 @@
 import Console
 import DuplexIO
 import Metering
+import SignalDSP
 import TonePlans
 
 /// Prints what a live job reports: a meter line redrawn in place on a
@@ -96,6 +97,17 @@ final class LivePrinter {
     }
     clearBlock()
     StandardOutput.write(ToneEventFormat.text(event), flush: true)
+    if mode == .terminal, let reading = lastReading { redraw(reading) }
+  }
+
+  /// What the howl guard did, on its own line above the meter.
+  func feedback(_ event: HowlGuardEvent) {
+    if mode == .json {
+      StandardOutput.write(FeedbackEventFormat.json(event), flush: true)
+      return
+    }
+    clearBlock()
+    StandardOutput.write(FeedbackEventFormat.text(event), flush: true)
     if mode == .terminal, let reading = lastReading { redraw(reading) }
   }
 

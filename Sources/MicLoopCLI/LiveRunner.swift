@@ -98,7 +98,8 @@ enum LiveRunner {
             }
           },
           onXrun: { bus, time, lost in printer.xrun(bus, time: time, lostFrames: lost) },
-          onPause: { time, seconds in printer.paused(time: time, seconds: seconds) })
+          onPause: { time, seconds in printer.paused(time: time, seconds: seconds) },
+          onFeedback: { printer.feedback($0) })
       } catch {
         throw CommandFailure(message: error.commandLineMessage)
       }

@@ -1,6 +1,7 @@
 import AudioFiles
 import DuplexIO
 import Metering
+import SignalDSP
 
 #if canImport(Glibc)
   import Glibc
@@ -70,7 +71,8 @@ public final class LiveSession<Backend: DuplexBackend> {
   /// a device failure. `onEvent` gets meter events, `onInput` the mono
   /// input (when analysing), `onXrun` xruns with the frames lost (0 when
   /// the backend cannot tell), `onPause` the stream time and length of a
-  /// pause of the whole process (Ctrl-Z); `shouldStop` is asked every cycle
+  /// pause of the whole process (Ctrl-Z), `onFeedback` what the howl
+  /// guard did; `shouldStop` is asked every cycle
   /// (read keys and redraw there). With `endsJob` false (a device
   /// lost that may come back) the meter's totals are not emitted and the
   /// recording is left open for the next session.
@@ -79,7 +81,8 @@ public final class LiveSession<Backend: DuplexBackend> {
     onEvent: (MeterEvent) -> Void,
     onInput: (UnsafeBufferPointer<Float>) -> Void = { _ in },
     onXrun: (Bus, Double, Int) -> Void = { _, _, _ in },
-    onPause: (Double, Double) -> Void = { _, _ in }
+    onPause: (Double, Double) -> Void = { _, _ in },
+    onFeedback: (HowlGuardEvent) -> Void = { _ in }
   ) throws(DuplexError) -> Outcome {
     let rate = Double(processor.format.sampleRate)
     let channels = processor.format.channelCount
@@ -97,6 +100,9 @@ public final class LiveSession<Backend: DuplexBackend> {
     func drain() {
       processor.events.drain { events in
         for event in events { onEvent(event.meterEvent) }
+      }
+      processor.feedbackEvents.drain { events in
+        for event in events { onFeedback(event) }
       }
       processor.analysis?.drain { samples in
         var count = samples.count

@@ -1,0 +1,79 @@
+import AudioFiles
+import Console
+import DuplexIO
+import DuplexIOTesting
+import MicLoopKit
+import SignalDSP
+
+/// Runs the live loopback job in a simulated room instead of on devices
+/// (`micloop loopback --input TALKER --room RESPONSE`): the microphone hears
+/// the talker plus the job's own speaker through the room's impulse
+/// response, as fast as the processor allows. Control thread.
+enum RoomRunner {
+  static func run(
+    configuration: DuplexConfiguration, settings: LiveSettings, room roomPath: String,
+    talker talkerPath: String, record: String?, duration: Double?, json: Bool, showsMeter: Bool
+  ) throws {
+    let response = try RoomFiles.response(roomPath)
+    let talker = try RoomFiles.talker(talkerPath, rate: response.rate, room: roomPath)
+    var configuration = configuration
+    configuration.sampleRate = response.rate
+    configuration.isInputEnabled = true
+    configuration.settlingTime = 0
+    configuration.alsa.usesRealtimePriority = false
+    let seconds = duration ?? max(Double(talker.count) / Double(response.rate), 0.001)
+    var settings = settings
+    // The simulated devices run far ahead of the control thread: the
+    // rings hold the whole job.
+    settings.recordingBuffer = seconds + 1
+    SignalTrap.install()
+    let room = SimulatedRoom(impulseResponse: response.samples, talker: talker)
+    let device = SimulatedDevicePair(
+      periodFrames: configuration.periodFrames, clock: .freeRunning, format: .float, room: room)
+    let session: LiveSession<SimulatedDevicePair>
+    do {
+      session = try LiveSession(configuration: configuration, backend: device, settings: settings)
+    } catch { throw CommandFailure(message: error.commandLineMessage) }
+    var recorder: AudioFileWriter?
+    if let record {
+      do {
+        recorder = try AudioFileWriter(
+          path: record, sampleRate: Double(response.rate),
+          channelCount: configuration.inputChannelCount, encoding: .float)
+      } catch { throw CommandFailure(message: error.description) }
+    }
+    let printer = LivePrinter(json: json)
+    if let granted = session.unit.granted {
+      printer.start(granted, capture: "simulated room \(roomPath)", playback: "its speaker")
+    }
+    var notches = 0
+    var ducks = 0
+    let outcome: LiveSession<SimulatedDevicePair>.Outcome
+    do {
+      outcome = try session.run(
+        duration: seconds, recorder: recorder,
+        shouldStop: { interruptRequested.load(ordering: .relaxed) },
+        onEvent: { event in if showsMeter { printer.show(event) } },
+        onFeedback: { event in
+          if event.action == .notch { notches += 1 }
+          if event.action == .duck { ducks += 1 }
+          printer.feedback(event)
+        })
+    } catch { throw CommandFailure(message: error.commandLineMessage) }
+    printer.endLine()
+    let peak = Decibels.fromAmplitude(Double(room.speakerPeak))
+    if json {
+      StandardOutput.write(
+        "{\"event\":\"room\",\"duration\":\(DecimalFormatting.fixed(outcome.duration, places: 3)),\"speaker_peak_dbfs\":\(DecimalFormatting.json(peak, places: 2)),\"notches\":\(notches),\"ducks\":\(ducks)}",
+        flush: true)
+    } else {
+      let guardText =
+        settings.feedbackGuard == nil ? "feedback guard off" : "\(notches) notches, \(ducks) ducks"
+      StandardOutput.write(
+        "Ran \(DecimalFormatting.fixed(outcome.duration, places: 2)) s in the simulated room \(roomPath): speaker peak \(peak.map { DecimalFormatting.fixed($0, places: 1) + " dBFS" } ?? "silent"), \(guardText)"
+          + (record.map { ", recorded \(outcome.recordedFrames) frames to \($0)" } ?? ""))
+    }
+    StandardOutput.flush()
+    if let failure = outcome.recordingFailure { throw CommandFailure(message: failure.description) }
+  }
+}
