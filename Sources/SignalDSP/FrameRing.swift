@@ -10,9 +10,14 @@ package final class FrameRing {
   private var untilFrame: Int
   /// Frames due so far: the newest is frame `framesDue - 1`, which began
   /// at stream sample `(framesDue - 1) × hop`.
-  package private(set) var framesDue = 0
+  package var framesDue: Int { dueFrames }
   /// Samples written so far.
-  package private(set) var written = 0
+  package var written: Int { writtenSamples }
+  // The two counts above, stored privately: when every access to them is
+  // in this module the optimiser proves that none overlaps another, and
+  // `write` and `frame` run without run-time exclusivity checks.
+  private var dueFrames = 0
+  private var writtenSamples = 0
 
   package init(frameLength: Int, hop: Int, extraHops: Int) {
     self.frameLength = frameLength
@@ -35,12 +40,12 @@ package final class FrameRing {
       let chunk = min(samples.count - offset, untilFrame, capacity - writeIndex)
       (history + writeIndex).update(from: base + offset, count: chunk)
       offset += chunk
-      written += chunk
+      writtenSamples += chunk
       writeIndex = (writeIndex + chunk) % capacity
       untilFrame -= chunk
       if untilFrame == 0 {
         untilFrame = hop
-        framesDue += 1
+        dueFrames += 1
         due()
       }
     }
@@ -49,8 +54,8 @@ package final class FrameRing {
   /// Frame `number` (due, and still held), as the two contiguous pieces of
   /// the ring it lies in.
   package func frame(_ number: Int) -> (UnsafeBufferPointer<Float>, UnsafeBufferPointer<Float>) {
-    let age = written - (number * hop + frameLength)
-    precondition(number < framesDue && age + frameLength <= capacity, "frame no longer held")
+    let age = writtenSamples - (number * hop + frameLength)
+    precondition(number < dueFrames && age + frameLength <= capacity, "frame no longer held")
     let start = (writeIndex - age - frameLength + 2 * capacity) % capacity
     let first = min(frameLength, capacity - start)
     return (

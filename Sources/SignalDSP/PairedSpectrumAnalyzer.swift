@@ -34,17 +34,20 @@ package final class PairedSpectrumAnalyzer {
   /// The bins whose powers are worked out (the others stay 0): those the
   /// readers of the spectra look at. All unless narrowed.
   package var workedBins: Range<Int> {
-    didSet {
-      workedBins = max(0, workedBins.lowerBound & ~1)..<min(binCount, workedBins.upperBound)
-    }
+    get { bins }
+    set { bins = max(0, newValue.lowerBound & ~1)..<min(binCount, newValue.upperBound) }
   }
+  // `workedBins`, stored privately so that the optimiser can prove no
+  // access to it from another module overlaps the loops reading it (no
+  // run-time exclusivity checks there).
+  private var bins: Range<Int>
 
   package init(frameLength: Int, sampleRate: Double) {
     precondition(frameLength >= 8, "a frame needs at least 8 samples")
     self.frameLength = frameLength
     self.sampleRate = sampleRate
     binCount = frameLength / 2 + 1
-    workedBins = 0..<binCount
+    bins = 0..<binCount
     binWidth = sampleRate / Double(frameLength)
     // The window of `SpectrumAnalyzer`: the same spectra.
     (window, amplitudeScale) = SpectrumAnalyzer.hannWindow(length: frameLength)
