@@ -21,6 +21,8 @@ public final class AudioFileReader {
   /// Frames delivered so far.
   public private(set) var framesRead: Int64 = 0
   private var file: OpaquePointer?
+  /// The libsndfile handle, for reading metadata chunks.
+  var handleForMetadata: OpaquePointer? { file }
   /// The first decoding error, and the frames delivered up to the read
   /// that met it.
   private var damage: (reason: String, framesBefore: Int64)?
@@ -189,6 +191,20 @@ public final class AudioFileReader {
     let scale: Float = 1 / 32_768
     for index in 0..<count { buffer[index] = Float(raw[index]) * scale }
     return got
+  }
+
+  /// The encoding that writes this file's samples again unchanged: its own
+  /// for 16-, 24- and 32-bit PCM and float; 16-bit for 8-bit, µ-law and
+  /// A-law (which widen exactly); float for the rest.
+  public var fileEncoding: AudioFileEncoding {
+    switch subtype {
+    case Int32(SF_FORMAT_PCM_16), Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8),
+      Int32(SF_FORMAT_ULAW), Int32(SF_FORMAT_ALAW):
+      return .pcm16
+    case Int32(SF_FORMAT_PCM_24): return .pcm24
+    case Int32(SF_FORMAT_PCM_32): return .pcm32
+    default: return .float
+    }
   }
 
   /// Whether samples can be NaN or infinite (floating-point files only).

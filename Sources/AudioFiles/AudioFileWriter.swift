@@ -34,8 +34,11 @@ public final class AudioFileWriter {
   public private(set) var framesWritten: Int64 = 0
   private var file: OpaquePointer?
 
+  /// - Parameter broadcast: a Broadcast Wave `bext` chunk to write in a
+  ///   WAV/RF64 file (ignored by other containers).
   public init(
-    path: String, sampleRate: Double, channelCount: Int, encoding: AudioFileEncoding = .pcm16
+    path: String, sampleRate: Double, channelCount: Int, encoding: AudioFileEncoding = .pcm16,
+    broadcast: BroadcastInfo? = nil
   )
     throws(AudioFileError)
   {
@@ -85,6 +88,11 @@ public final class AudioFileWriter {
       throw .cannotCreate(path: path, reason: reason)
     }
     file = handle
+    if let broadcast, container == Int32(SF_FORMAT_RF64) {
+      // Before any audio: the chunk goes in the header.
+      var info = broadcast.libsndfileInfo
+      sf_command(handle, Int32(SFC_SET_BROADCAST_INFO), &info, Int32(MemoryLayout.size(ofValue: info)))
+    }
     if container == Int32(SF_FORMAT_RF64) {
       sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
       // Keep the header true after every write (valid file at every moment).
@@ -143,6 +151,12 @@ public final class AudioFileWriter {
       guard let base = buffer.baseAddress else { return }
       try write(base, frameCount: frames)
     }
+  }
+
+  /// Forces what was written so far onto the disk (`fsync`): a power cut
+  /// then loses nothing before this call. Slow; call it every second or so.
+  public func sync() {
+    if let file { sf_write_sync(file) }
   }
 
   /// Finishes the file (writes the final header and closes it).

@@ -8,7 +8,8 @@ struct MicLoop: ParsableCommand {
     abstract: "Live microphone monitoring, level metering and tone signalling on ALSA.",
     version: "0.1.0",
     subcommands: [
-      Meter.self, Loopback.self, Tones.self, Tone.self, Send.self, Plot.self, Devices.self,
+      Meter.self, Loopback.self, Tones.self, Record.self, Tone.self, Send.self, Plot.self,
+      Devices.self,
       Latency.self,
     ])
 }

@@ -263,7 +263,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     let frames = min(captured.frameCount, max(0, remaining))
     guard frames > 0 else { return }
     let samples = frames * format.channelCount
-    recording?.push(base, count: samples)
+    // Whole periods or none: a full ring never leaves part of a frame.
+    recording?.pushAll(base, count: samples)
     if let analysis {
       MonoMix.mix(
         base, frameCount: frames, channelCount: format.channelCount,

@@ -53,6 +53,22 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     if n < count { dropped.add(count - n, ordering: .relaxed) }
   }
 
+  /// Producer: adds all `count` elements, or none (all counted as dropped)
+  /// when they do not fit, so what the consumer takes never has a hole
+  /// inside a batch (a period of interleaved frames stays whole).
+  @discardableResult
+  public func pushAll(_ elements: UnsafePointer<Element>, count: Int) -> Bool {
+    let h = head.load(ordering: .relaxed)
+    let t = tail.load(ordering: .acquiring)
+    let free = (t > h ? t - h : t + capacity - h) - 1
+    guard count <= free else {
+      dropped.add(count, ordering: .relaxed)
+      return false
+    }
+    push(elements, count: count)
+    return true
+  }
+
   /// Consumer: takes one element, or `nil` when empty.
   public func pop() -> Element? {
     let t = tail.load(ordering: .relaxed)

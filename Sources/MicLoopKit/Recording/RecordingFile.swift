@@ -1,0 +1,141 @@
+import AudioFiles
+import DuplexIO
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One file being recorded: written as `NAME.part.EXT` through
+/// `AudioFileWriter` (header true after every block, a `bext` chunk with the
+/// first sample's time), forced to disk at a bounded cadence, closed, and
+/// renamed to `NAME.EXT` once its sidecar is written. Control thread.
+final class RecordingFile {
+  /// The name relative to the recording directory, without extension.
+  let name: String
+  let fileExtension: String
+  let directory: String
+  /// The timeline frame of its first sample.
+  let startFrame: Int64
+  private var writer: AudioFileWriter?
+  private var lastSync = MonotonicClock.seconds
+  private let bytesPerFrame: Int
+  /// Frames written.
+  private(set) var frames: Int64 = 0
+
+  var partPath: String { directory + "/" + name + ".part." + fileExtension }
+  var finalPath: String { directory + "/" + name + "." + fileExtension }
+  var sidecarPath: String { directory + "/" + name + ".json" }
+  var fileName: String { name + "." + fileExtension }
+  var sidecarName: String { name + ".json" }
+
+  init(
+    directory: String, name: String, fileExtension: String, startFrame: Int64,
+    sampleRate: Double, channelCount: Int, encoding: AudioFileEncoding, broadcast: BroadcastInfo
+  ) throws(AudioFileError) {
+    self.directory = directory
+    self.name = name
+    self.fileExtension = fileExtension
+    self.startFrame = startFrame
+    let sampleBytes =
+      switch encoding {
+      case .pcm16: 2
+      case .pcm24: 3
+      case .pcm32, .float: 4
+      }
+    bytesPerFrame = sampleBytes * channelCount
+    Self.makeParent(of: directory + "/" + name)
+    writer = try AudioFileWriter(
+      path: directory + "/" + name + ".part." + fileExtension, sampleRate: sampleRate,
+      channelCount: channelCount, encoding: encoding, broadcast: broadcast)
+  }
+
+  /// Bytes `frames` more frames add at most.
+  func bytes(forFrames frames: Int64) -> Int64 { frames * Int64(bytesPerFrame) }
+
+  /// Appends frames; a failure leaves the file valid up to `frames`.
+  func write(_ samples: UnsafePointer<Float>, frameCount: Int) throws(AudioFileError) {
+    guard let writer else { throw .writeFailed(path: partPath, reason: "the file is closed") }
+    defer { frames = writer.framesWritten }
+    try writer.write(samples, frameCount: frameCount)
+  }
+
+  /// Forces the data to disk when `interval` seconds have passed since the last time.
+  func syncIfDue(interval: Double) {
+    let now = MonotonicClock.seconds
+    guard now - lastSync >= interval else { return }
+    writer?.sync()
+    lastSync = now
+  }
+
+  /// Finishes the audio (its header final); the file keeps its `.part` name.
+  func closeAudio() {
+    writer?.close()
+    writer = nil
+  }
+
+  /// The bytes the file takes on disk now.
+  var diskBytes: Int64 { Self.diskBytes(of: writer == nil ? finalOrPart : partPath) }
+
+  private var finalOrPart: String {
+    access(finalPath, F_OK) == 0 ? finalPath : partPath
+  }
+
+  /// Writes the sidecar, then gives the audio its final name. Returns the
+  /// problem when the disk refused the sidecar (the file keeps `.part`).
+  func publish(sidecar: String) -> String? {
+    let temporary = sidecarPath + ".tmp"
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+    let bytes = Array((sidecar + "\n").utf8)
+    let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress!, $0.count) }
+    let failure = written == bytes.count ? nil : String(cString: strerror(errno))
+    if failure == nil { fdatasync(descriptor) }
+    close(descriptor)
+    if let failure {
+      unlink(temporary)
+      return failure.isEmpty ? "short write" : failure
+    }
+    guard rename(temporary, sidecarPath) == 0, rename(partPath, finalPath) == 0 else {
+      return String(cString: strerror(errno))
+    }
+    Self.syncDirectory(of: finalPath)
+    return nil
+  }
+
+  /// Removes the file (one that never got a frame).
+  func discard() {
+    closeAudio()
+    unlink(partPath)
+  }
+
+  /// Bytes a file takes on disk (its blocks), 0 when missing.
+  static func diskBytes(of path: String) -> Int64 {
+    var status = stat()
+    guard stat(path, &status) == 0 else { return 0 }
+    return max(Int64(status.st_blocks) * 512, roundedUp(Int64(status.st_size)))
+  }
+
+  /// `bytes` rounded up to whole 4 KiB blocks, as file systems allocate.
+  static func roundedUp(_ bytes: Int64) -> Int64 { (bytes + 4095) / 4096 * 4096 }
+
+  /// Makes the directories above `path` (a template may hold `/`).
+  static func makeParent(of path: String) {
+    var prefix = ""
+    for (index, component) in path.split(separator: "/", omittingEmptySubsequences: false)
+      .dropLast().enumerated()
+    {
+      prefix += (index == 0 ? "" : "/") + component
+      if !prefix.isEmpty { mkdir(prefix, 0o755) }
+    }
+  }
+
+  /// Makes a rename durable (`fsync` of the directory).
+  static func syncDirectory(of path: String) {
+    let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+      .joined(separator: "/")
+    let descriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard descriptor >= 0 else { return }
+    fsync(descriptor)
+    close(descriptor)
+  }
+}

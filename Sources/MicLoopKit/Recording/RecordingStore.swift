@@ -1,0 +1,189 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What the recordings take on disk, and the retention rules
+/// (`RetentionPolicy`): deletes the oldest closed recordings — never the
+/// open one — to stay under a byte budget or keep space free, and those
+/// past an age. Knows the recordings of earlier sessions in the same
+/// directory by their sidecars (and unfinished `.part` files a crash left),
+/// so the budget covers them too. Control thread.
+final class RecordingStore {
+  /// A closed recording (or an unfinished one left by a crash).
+  struct Entry {
+    var audio: String
+    var sidecar: String?
+    var bytes: Int64
+    /// When it was last written (seconds since 1970).
+    var modified: Double
+  }
+
+  /// Why room could not be made.
+  enum Shortage: Equatable {
+    case maximumBytes
+    case minimumFree
+    case diskFull
+  }
+
+  let directory: String
+  let policy: RetentionPolicy
+  /// Bytes always left free so the index and sidecars can still be written.
+  static let reserve: Int64 = 256 * 1024
+  /// How deep subdirectories (from a name template) are searched.
+  static let searchDepth = 8
+  private var closed: [Entry] = []
+  /// Bytes of session indexes (never deleted for the budget).
+  private var indexBytes: Int64 = 0
+  private var indexes: [Entry] = []
+  /// Bytes of the file being written and of this session's index.
+  var openBytes: Int64 = 0
+  var sessionIndexBytes: Int64 = 0
+  /// The session's own index, which age never deletes.
+  var sessionIndexPath = ""
+
+  init(directory: String, policy: RetentionPolicy) {
+    self.directory = directory
+    self.policy = policy
+    scan(directory, depth: 0)
+    closed.sort { $0.modified < $1.modified }
+  }
+
+  /// Bytes counted against the budget.
+  var usage: Int64 {
+    closed.reduce(0) { $0 + $1.bytes } + indexBytes + openBytes + sessionIndexBytes
+  }
+
+  /// Closed recordings known.
+  var closedCount: Int { closed.count }
+
+  /// Notes a recording just closed.
+  func add(audio: String, sidecar: String?) {
+    let bytes =
+      RecordingFile.diskBytes(of: audio) + (sidecar.map { RecordingFile.diskBytes(of: $0) } ?? 0)
+    closed.append(Entry(audio: audio, sidecar: sidecar, bytes: bytes, modified: SystemClock.now))
+  }
+
+  /// Bytes the file system lets us write (`nil` when it cannot tell).
+  func freeBytes() -> Int64? {
+    var info = statvfs()
+    guard statvfs(directory, &info) == 0 else { return nil }
+    return Int64(info.f_bavail) * Int64(info.f_frsize)
+  }
+
+  /// Deletes the oldest closed recordings until `bytes` more fit in the
+  /// budget and on the disk. Returns what it deleted, and the shortage
+  /// left when deleting everything closed was not enough.
+  func makeRoom(for bytes: Int64) -> (deleted: [Entry], shortage: Shortage?) {
+    var deleted = [Entry]()
+    while true {
+      guard let shortage = shortage(for: bytes) else { return (deleted, nil) }
+      // A full disk that deleting cannot help (nothing of ours on it).
+      guard !closed.isEmpty else { return (deleted, shortage) }
+      let oldest = closed.removeFirst()
+      remove(oldest)
+      deleted.append(oldest)
+    }
+  }
+
+  /// What stands in the way of writing `bytes` more, if anything.
+  private func shortage(for bytes: Int64) -> Shortage? {
+    if let maximum = policy.maximumBytes, usage + bytes > maximum { return .maximumBytes }
+    guard let free = freeBytes() else { return nil }
+    if let minimum = policy.minimumFree, free - bytes < minimum { return .minimumFree }
+    if free - bytes < Self.reserve { return .diskFull }
+    return nil
+  }
+
+  /// Deletes closed recordings (and old indexes) last written more than
+  /// the policy's age ago.
+  func expire(now: Double) -> [Entry] {
+    guard let age = policy.maximumAge else { return [] }
+    var deleted = [Entry]()
+    while let oldest = closed.first, now - oldest.modified > age {
+      closed.removeFirst()
+      remove(oldest)
+      deleted.append(oldest)
+    }
+    indexes.removeAll { index in
+      guard now - index.modified > age, index.audio != sessionIndexPath else { return false }
+      unlink(index.audio)
+      indexBytes -= index.bytes
+      deleted.append(index)
+      return true
+    }
+    return deleted
+  }
+
+  private func remove(_ entry: Entry) {
+    unlink(entry.audio)
+    if let sidecar = entry.sidecar { unlink(sidecar) }
+    // A dated subdirectory left empty goes too (never the directory itself).
+    var parent = entry.audio
+    while let slash = parent.lastIndex(of: "/") {
+      parent = String(parent[..<slash])
+      guard parent.count > directory.count, rmdir(parent) == 0 else { break }
+    }
+  }
+
+  /// Finds earlier sessions' recordings and indexes under `path`.
+  private func scan(_ path: String, depth: Int) {
+    guard depth <= Self.searchDepth, let handle = opendir(path) else { return }
+    defer { closedir(handle) }
+    var names = [String]()
+    while let entry = readdir(handle) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) {
+        String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    for name in names {
+      let full = path + "/" + name
+      var status = stat()
+      guard lstat(full, &status) == 0 else { continue }
+      let modified = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
+      switch status.st_mode & S_IFMT {
+      case S_IFDIR: scan(full, depth: depth + 1)
+      case S_IFREG:
+        if name.hasSuffix(".jsonl") && name.hasPrefix(SessionFiles.indexPrefix) {
+          let bytes = RecordingFile.diskBytes(of: full)
+          indexes.append(Entry(audio: full, sidecar: nil, bytes: bytes, modified: modified))
+          indexBytes += bytes
+        } else if name.hasSuffix(".json"), Self.isSidecar(full) {
+          let base = String(full.dropLast(5))
+          for fileExtension in RecordingContainer.allCases.map(\.fileExtension) {
+            let audio = base + "." + fileExtension
+            guard access(audio, F_OK) == 0 else { continue }
+            let bytes = RecordingFile.diskBytes(of: audio) + RecordingFile.diskBytes(of: full)
+            closed.append(Entry(audio: audio, sidecar: full, bytes: bytes, modified: modified))
+          }
+        } else if RecordingContainer.allCases.contains(where: { name.hasSuffix(".part.\($0.fileExtension)") })
+        {
+          closed.append(
+            Entry(
+              audio: full, sidecar: nil, bytes: RecordingFile.diskBytes(of: full),
+              modified: modified))
+        }
+      default: break
+      }
+    }
+  }
+
+  /// Whether the JSON file at `path` is a recording's sidecar written by micloop.
+  private static func isSidecar(_ path: String) -> Bool {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    var head = [UInt8](repeating: 0, count: 64)
+    let count = head.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+    guard count > 0 else { return false }
+    return String(decoding: head.prefix(count), as: UTF8.self).hasPrefix(SessionFiles.sidecarHead)
+  }
+}
+
+/// Names the recorder gives its own files.
+enum SessionFiles {
+  /// Session indexes are `session-<start>.jsonl` in the recording directory.
+  static let indexPrefix = "session-"
+  /// Every sidecar begins with this, so retention recognises its own.
+  static let sidecarHead = "{\"recorder\":\"micloop\""
+}
