@@ -3,8 +3,8 @@ import AudioFiles
 import Console
 import DuplexIO
 import Metering
-import SignalDSP
 import MicLoopKit
+import SignalDSP
 
 #if canImport(Glibc)
   import Glibc
@@ -95,13 +95,13 @@ struct Loopback: ParsableCommand {
     }
     if let room, let input {
       try RoomRunner.run(
-        configuration: devices.configuration(input: true, output: true), settings: settings,
+        configuration: devices.configuration(.duplex), settings: settings,
         room: room, talker: input, record: record, duration: duration?.value, json: json,
         showsMeter: meter || json)
       return
     }
     try LiveRunner.run(
-      configuration: devices.configuration(input: true, output: true), settings: settings,
+      configuration: devices.configuration(.duplex), settings: settings,
       record: record,
       duration: duration?.value, json: json, showsMeter: meter || json, acceptsKeys: true,
       tones: try tones.map {

@@ -124,7 +124,7 @@ struct Meter: ParsableCommand {
     var settings = LiveSettings()
     settings.meter = meterSettings
     try LiveRunner.run(
-      configuration: devices.configuration(input: true, output: false), settings: settings,
+      configuration: devices.configuration(.capture), settings: settings,
       record: nil,
       duration: duration?.value, json: json, showsMeter: true, acceptsKeys: true,
       recovery: devices.recovery)

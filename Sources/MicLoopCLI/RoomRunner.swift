@@ -18,7 +18,7 @@ enum RoomRunner {
     let talker = try RoomFiles.talker(talkerPath, rate: response.rate, room: roomPath)
     var configuration = configuration
     configuration.sampleRate = response.rate
-    configuration.isInputEnabled = true
+    configuration.direction = .duplex
     configuration.settlingTime = 0
     configuration.alsa.usesRealtimePriority = false
     let seconds = duration ?? max(Double(talker.count) / Double(response.rate), 0.001)

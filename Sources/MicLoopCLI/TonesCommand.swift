@@ -61,7 +61,7 @@ struct Tones: ParsableCommand {
       let deviceGiven = devices.device != nil || devices.capture != nil
       do {
         try LiveRunner.run(
-          configuration: devices.configuration(input: true, output: false), settings: settings,
+          configuration: devices.configuration(.capture), settings: settings,
           record: nil, duration: duration?.value, json: json, showsMeter: false,
           acceptsKeys: false, tones: tones, recovery: devices.recovery)
       } catch var failure as CommandFailure where !deviceGiven {

@@ -257,7 +257,7 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
 
   public func inputAvailable(_ captured: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
     let base = input.baseAddress!
-    captured.render(into: base)
+    captured.render(into: input)
     let remaining =
       frameLimit.load(ordering: .relaxed) - framesProcessed.load(ordering: .relaxed)
     let frames = min(captured.frameCount, max(0, remaining))

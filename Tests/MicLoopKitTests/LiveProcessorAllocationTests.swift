@@ -22,8 +22,7 @@ import Testing
     settings.meter?.measuresLoudness = true
     let processor = LiveProcessor(settings: settings)
     let client = WatchedClient(processor)
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.duplex)
     configuration.inputChannelCount = channels
     configuration.outputChannelCount = channels
     configuration.alsa.usesRealtimePriority = false
@@ -95,8 +94,7 @@ import Testing
     settings.feedbackGuard = guardSettings
     let processor = LiveProcessor(settings: settings)
     let client = WatchedClient(processor)
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.duplex)
     configuration.alsa.usesRealtimePriority = false
     configuration.settlingTime = 0
     let device = SimulatedDevicePair(
