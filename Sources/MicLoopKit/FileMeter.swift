@@ -42,7 +42,8 @@ public enum FileMeter {
     let read = try ReadAhead.run(
       reader, blocks: blocks, shouldStop: shouldStop,
       fill: { block, stopRequested, _ in
-        block.fill(from: reader, levels: levels, frameCount: blockFrames, stopRequested: stopRequested)
+        block.fill(
+          from: reader, levels: levels, frameCount: blockFrames, stopRequested: stopRequested)
       },
       consume: { block, _ in
         var position = 0

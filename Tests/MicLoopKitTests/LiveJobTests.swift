@@ -5,8 +5,8 @@ import Foundation
 import Metering
 import MicLoopKit
 import Synchronization
-import TonePlans
 import Testing
+import TonePlans
 
 /// The live job on simulated devices: reconnection and gap filling, a
 /// stop while waiting, live tone decoding and the captured audio handed
@@ -56,7 +56,8 @@ import Testing
         let start = MonotonicClock.seconds
         var fed = 0
         while !self.stopped.load(ordering: .relaxed) {
-          let due = Int((MonotonicClock.seconds - start) * Double(LiveJobTests.rate))
+          let due =
+            Int((MonotonicClock.seconds - start) * Double(LiveJobTests.rate))
             / LiveJobTests.period
           if due > fed {
             device.advance(periods: due - fed)
@@ -149,7 +150,8 @@ import Testing
     let fileSeconds = Double(fileFrames) / Double(Self.rate)
     // The file spans the wall time of the job: stream time plus the gap.
     #expect(abs(fileSeconds - (outcome.duration + gap)) < 0.01)
-    #expect(abs(fileSeconds - (ended - started)) < 0.15, "\(fileSeconds) s for \(ended - started) s")
+    #expect(
+      abs(fileSeconds - (ended - started)) < 0.15, "\(fileSeconds) s for \(ended - started) s")
   }
 
   /// Stopped while waiting for its device: the job ends with what it has,
