@@ -53,7 +53,7 @@ public enum PlotAnalysis {
       screensNonFinite: reader.canHoldNonFiniteSamples)
     let spectrogram = SpectrogramBuilder(
       sampleRate: rate, rows: settings.spectrumRows, frameCount: reader.declaredFrameCount)
-    var talkStart: Double?
+    var talk = TalkSegments()
     var lastReadingTime = 0.0
     func handle(_ event: MeterEvent) {
       switch event {
@@ -67,10 +67,7 @@ public enum PlotAnalysis {
             loudnessLUFS: reading.loudness?.momentaryLUFS),
           at: lastReadingTime)
         lastReadingTime = reading.time
-      case .talkStart(let time): talkStart = time
-      case .talkEnd(let time):
-        data.talkSegments.append((talkStart ?? time, time))
-        talkStart = nil
+      case .talkStart, .talkEnd: talk.take(event)
       case .summary(let summary):
         data.duration = summary.duration
         data.invalidSamples = summary.invalidSamples
@@ -113,7 +110,7 @@ public enum PlotAnalysis {
       })
     settings.tones?.finish(emit: mark)
     meter.finish(emit: handle)
-    if let start = talkStart { data.talkSegments.append((start, data.duration)) }
+    data.talkSegments = talk.closing(at: data.duration)
     data.problem = read.problem
     return data
   }
