@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import DuplexIO
+import MicLoopKit
 
 /// Device options, as aplay/arecord spell them; `jack…` and `pw…` names
 /// choose the native JACK and PipeWire backends (`DeviceRoute`).

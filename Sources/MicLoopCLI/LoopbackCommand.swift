@@ -105,7 +105,7 @@ struct Loopback: ParsableCommand {
       record: record,
       duration: duration?.value, json: json, showsMeter: meter || json, acceptsKeys: true,
       tones: try tones.map {
-        LiveTones(
+        ToneReporting(
           plans: try TonePlanList.parse($0), decisions: decisions, printsSummary: false)
       }, recovery: devices.recovery)
   }
@@ -117,17 +117,5 @@ enum ProcessInfoLite {
   static func getenvString(_ name: String) -> String? {
     guard let value = getenv(name) else { return nil }
     return String(cString: value)
-  }
-}
-
-extension SampleFormat {
-  /// The file encoding that keeps every bit of this device format.
-  var fileEncoding: AudioFileEncoding {
-    switch self {
-    case .s16: return .pcm16
-    case .s24, .s24Packed: return .pcm24
-    case .s32: return .pcm32
-    case .float: return .float
-    }
   }
 }

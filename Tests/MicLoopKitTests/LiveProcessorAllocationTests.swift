@@ -37,9 +37,10 @@ import Testing
     var lastRecorded: Float = -1
     func drain() {
       processor.events.drain { events += $0.count }
-      processor.recording?.drain {
-        recorded += $0.count
-        if let last = $0.last { lastRecorded = last }
+      processor.recording?.drain { block in
+        #expect(block.streamFrame == Int64(recorded / block.channelCount))
+        recorded += block.samples.count
+        if let last = block.samples.last { lastRecorded = last }
       }
       processor.analysis?.drain { analysed += $0.count }
     }
