@@ -16,8 +16,7 @@ import TonePlans
   static let period = 64
 
   static func configuration() -> DuplexConfiguration {
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.capture)
     configuration.captureDevice = "sim:mic"
     configuration.alsa.usesRealtimePriority = false
     configuration.settlingTime = 0
