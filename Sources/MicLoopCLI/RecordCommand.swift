@@ -82,7 +82,8 @@ struct Record: ParsableCommand {
   var minimum = Seconds(0.3)
   @Option(
     name: .customLong("max"), parsing: .unconditional,
-    help: "Split a file this long at the next pause (sample-continuous; at 1.1 × this without one).")
+    help: "Split a file this long at the next pause (sample-continuous; at 1.1 × this without one)."
+  )
   var maximum = Seconds(1800)
   @Option(
     name: .customLong("call-hang"), parsing: .unconditional,
@@ -106,7 +107,8 @@ struct Record: ParsableCommand {
   var fileType = RecordingContainer.wav
   @Option(
     help:
-      "Sample encoding of the files: s16, s24, s32 or float (default: the input file's, or s16 live).")
+      "Sample encoding of the files: s16, s24, s32 or float (default: the input file's, or s16 live)."
+  )
   var encoding: AudioFileEncoding?
   @Option(
     name: .customLong("keep-days"), parsing: .unconditional,
@@ -114,7 +116,8 @@ struct Record: ParsableCommand {
   var keepDays: Double?
   @Option(
     name: .customLong("max-bytes"),
-    help: "Keep recordings and indexes in --dir under this size (e.g. 30M, 2G), deleting the oldest.")
+    help:
+      "Keep recordings and indexes in --dir under this size (e.g. 30M, 2G), deleting the oldest.")
   var maxBytes: ByteCount?
   @Option(
     name: .customLong("min-free"),
@@ -151,7 +154,9 @@ struct Record: ParsableCommand {
     try sync.require("--sync", atLeast: 0.1, atMost: 3_600)
     try onCloseTimeout.require("--on-close-timeout", atLeast: 0.1, atMost: 86_400)
     for text in startOn {
-      do { _ = try ToneStart(parsing: text) } catch { throw ValidationError("--start-on: \(error)") }
+      do { _ = try ToneStart(parsing: text) } catch {
+        throw ValidationError("--start-on: \(error)")
+      }
     }
     if let ctcss {
       guard
@@ -159,7 +164,8 @@ struct Record: ParsableCommand {
         table.contains(where: { abs($0 - ctcss) <= 0.5 })
       else {
         throw ValidationError(
-          "--ctcss \(ctcss) is not a standard CTCSS tone; use one of 67.0 … 254.1 Hz, for example 88.5")
+          "--ctcss \(ctcss) is not a standard CTCSS tone; use one of 67.0 … 254.1 Hz, for example 88.5"
+        )
       }
     }
     if let tags { _ = try TonePlanList.parse(tags) }
@@ -218,7 +224,7 @@ struct Record: ParsableCommand {
     let hook = onClose.map { CloseHook(command: $0, timeout: onCloseTimeout.value) }
     guard let input else {
       try RecordRunner.run(
-        configuration: devices.configuration(input: true, output: false), settings: settings,
+        configuration: devices.configuration(.capture), settings: settings,
         toneSettings: toneDecisions.settings, directory: directory, duration: duration?.value,
         printer: printer, hook: hook, recovery: devices.recovery)
       return

@@ -9,7 +9,9 @@ struct ByteCount: ExpressibleByArgument, Sendable {
 
   init?(argument: String) {
     var text = Substring(argument.uppercased())
-    if text.hasSuffix("IB") { text = text.dropLast(2) } else if text.hasSuffix("B") {
+    if text.hasSuffix("IB") {
+      text = text.dropLast(2)
+    } else if text.hasSuffix("B") {
       text = text.dropLast()
     }
     var scale: Int64 = 1

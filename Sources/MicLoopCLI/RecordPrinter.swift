@@ -61,9 +61,11 @@ final class RecordPrinter {
       return
         "Recording \(session.source) at \(Int(session.sampleRate)) Hz, \(session.channelCount) channel\(session.channelCount == 1 ? "" : "s"), \(session.encoding); trigger \(session.startOn.isEmpty ? session.trigger : session.startOn.joined(separator: ", ") + " then " + session.trigger)\(session.subTone.map { " under CTCSS \(DecimalFormatting.fixed($0, places: 1)) Hz" } ?? ""); index \(session.indexName)"
     case .recording(let file):
-      let tags = file.tags.isEmpty ? "" : "  [" + file.tags.map(\.summary).joined(separator: ", ") + "]"
+      let tags =
+        file.tags.isEmpty ? "" : "  [" + file.tags.map(\.summary).joined(separator: ", ") + "]"
       let part = file.part > 1 ? "  part \(file.part)" : ""
-      return "\(wallTime(file.start))  ● \(file.name)  \(seconds(file.frames))  \(file.trigger)\(part)\(tags)"
+      return
+        "\(wallTime(file.start))  ● \(file.name)  \(seconds(file.frames))  \(file.trigger)\(part)\(tags)"
     case .blip(let start, let frames, let trigger):
       return "\(clockTime(start))  · blip \(seconds(frames)) (\(trigger)), no file"
     case .gap(let start, let frames, let reason, let detail):

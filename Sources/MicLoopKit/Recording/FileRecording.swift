@@ -3,7 +3,6 @@ import Metering
 import SignalDSP
 import ToneDecoding
 import TonePlans
-import Glibc
 
 /// Records an audio file as if it were captured live: sample-exact, for
 /// splitting existing recordings into transmissions and for tests. The
@@ -42,8 +41,6 @@ public enum FileRecording {
           screensNonFinite: reader.canHoldNonFiniteSamples)
       } else { nil }
     func hear(_ event: MeterEvent) {
-      if case .talkStart(let t) = event { let m = "DEBUG start \(t)\n"; _ = write(2, m, m.utf8.count) }
-      if case .talkEnd(let t) = event { let m = "DEBUG end \(t)\n"; _ = write(2, m, m.utf8.count) }
       switch event {
       case .talkStart(let time): recorder.talk(isStart: true, at: time)
       case .talkEnd(let time): recorder.talk(isStart: false, at: time)

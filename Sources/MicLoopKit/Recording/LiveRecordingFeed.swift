@@ -4,90 +4,108 @@ import Metering
 import ToneDecoding
 import TonePlans
 
-/// Hands what a live session produces to a `Recorder`: the captured audio
-/// the processor keeps in its recording ring (drained by `pump`, with any
-/// frames the ring had to drop turned into an `overflow` gap), the talk
-/// detector's events, the mono input for the tone decoder, xruns, and the
-/// device's absences (`deviceLost`). It also tells the recorder's clock
-/// when frames arrive. The processor must record (`isRecording`) and,
-/// with a decoder, analyse (`isAnalyzing`). Control thread.
-public final class LiveRecordingFeed {
+/// Hands what a live job reports to a `Recorder`: the captured blocks
+/// (a hole between two blocks, frames the capture ring had to drop, becomes
+/// an `overflow` gap), the talk detector's events, decoded tones and how far
+/// the decoder has heard, capture xruns, and a lost device's absence (a
+/// `deviceLost` gap as long as the wall time it lasted). Each control cycle
+/// it lets the recorder decide, tells its clock when frames arrived, and
+/// asks `cycle` whether to stop. Control thread (the job's).
+public final class LiveRecordingFeed: LiveJobObserver {
   public let recorder: Recorder
   public let processor: LiveProcessor
-  public let decoder: ToneDecoder?
-  private var decodedFrames: Int64 = 0
-  private var droppedSamples = 0
+  /// Asked once a control cycle, after the recorder's update: true stops
+  /// the job (Ctrl-C, a status line to redraw, hooks to poll).
+  private let cycle: () -> Bool
+  /// The stream frame the next captured block should begin at.
+  private var expectedFrame: Int64?
+  private var lostReason = ""
 
-  public init(recorder: Recorder, processor: LiveProcessor, decoder: ToneDecoder?) {
+  public init(recorder: Recorder, processor: LiveProcessor, cycle: @escaping () -> Bool) {
     self.recorder = recorder
     self.processor = processor
-    self.decoder = decoder
+    self.cycle = cycle
   }
 
-  /// A meter event (`LiveSession.run`'s `onEvent`).
-  public func meterEvent(_ event: MeterEvent) {
+  /// The live job's settings for `settings`: the talk meter with the talk
+  /// trigger, the captured audio handed over, tones decoded for the plans
+  /// the recording needs (every repeat reported: the recorder matches calls).
+  public static func jobSettings(
+    for settings: RecorderSettings, detection: ToneDetectionSettings, duration: Double?,
+    recovery: DeviceRecovery, captureBuffer: Double
+  ) -> LiveJobSettings {
+    var job = LiveJobSettings()
+    if case .talk = settings.trigger {
+      job.live.meter = settings.meter
+    } else {
+      job.live.meter = nil
+    }
+    job.live.recordingBuffer = captureBuffer
+    job.handsOverAudio = true
+    job.duration = duration
+    var recovery = recovery
+    // The recorder puts a gap on the timeline itself; no silence is written.
+    recovery.fillsGaps = false
+    job.recovery = recovery
+    let plans = settings.decodedPlans
+    if !plans.isEmpty {
+      job.tones = LiveToneSettings(plans: plans, detection: detection, repeatWindow: 0)
+    }
+    return job
+  }
+
+  public func handle(_ event: LiveJobEvent) {
     switch event {
-    case .talkStart(let time): recorder.talk(isStart: true, at: time)
-    case .talkEnd(let time): recorder.talk(isStart: false, at: time)
-    case .level(let reading): recorder.detector(reached: reading.time)
-    case .summary(let summary): recorder.detector(reached: summary.duration)
+    case .meter(let meter):
+      switch meter {
+      case .talkStart(let time): recorder.talk(isStart: true, at: time)
+      case .talkEnd(let time): recorder.talk(isStart: false, at: time)
+      case .level(let reading): recorder.detector(reached: reading.time)
+      case .summary(let summary): recorder.detector(reached: summary.duration)
+      }
+    case .tone(let tone): recorder.tone(tone)
+    case .xrun(let bus, let time, let lostFrames):
+      // A playback underrun does not touch a recording.
+      guard bus == .input else { return }
+      recorder.xrun(at: time, lostFrames: lostFrames > 0 ? lostFrames : nil)
+    case .deviceLost(_, let failure):
+      lostReason = failure.description
+      recorder.update()
+    case .deviceBack(_, let gap, _):
+      let frames = Int64((gap * recorder.sampleRate).rounded())
+      recorder.gap(frames: frames, reason: .deviceLost, detail: lostReason, streamContinues: false)
+    case .feedback, .pause:
+      break
     }
   }
 
-  /// The mono input (`LiveSession.run`'s `onInput`).
-  public func input(_ samples: UnsafeBufferPointer<Float>) {
-    guard let decoder else { return }
-    decoder.process(samples, emit: recorder.tone)
-    decodedFrames += Int64(samples.count)
-    recorder.decoder(reached: decodedFrames)
-  }
-
-  /// An xrun (`LiveSession.run`'s `onXrun`): capture overruns go on the
-  /// timeline; a playback underrun does not touch a recording.
-  public func xrun(_ bus: Bus, time: Double, lostFrames: Int) {
-    guard bus == .input else { return }
-    pump()
-    recorder.xrun(at: time, lostFrames: lostFrames > 0 ? lostFrames : nil)
-  }
-
-  /// Takes the captured audio from the processor's ring into the recorder
-  /// and lets it decide; call every control cycle and once after a session ends.
-  public func pump() {
-    guard let ring = processor.recording else { return }
-    let channels = processor.format.channelCount
-    ring.drain { samples in
-      recorder.append(samples.baseAddress!, frameCount: samples.count / channels)
-    }
-    // Read after draining: every drop counted so far lies after what was
-    // drained (the ring was full), and the audio thread drops whole periods.
-    let dropped = ring.dropped.load(ordering: .relaxed)
-    if dropped > droppedSamples {
-      let frames = Int64((dropped - droppedSamples) / channels)
-      droppedSamples = dropped
+  public func captured(_ block: CaptureRing.Block) {
+    guard let base = block.samples.baseAddress else { return }
+    if let expected = expectedFrame, block.streamFrame > expected {
+      // The capture ring was full: those frames never reached the recorder.
       recorder.gap(
-        frames: frames, reason: .overflow,
-        detail: "the recording buffer overflowed: the disk or the machine could not keep up",
+        frames: block.streamFrame - expected, reason: .overflow,
+        detail: "the capture buffer overflowed: the disk or the machine could not keep up",
         streamContinues: true)
     }
+    recorder.append(base, frameCount: block.frameCount)
+    expectedFrame = block.streamFrame + Int64(block.frameCount)
+  }
+
+  public func decoded(throughFrame frame: Int64) {
+    recorder.decoder(reached: frame)
+  }
+
+  public func shouldStop() -> Bool {
     let captured = Int64(processor.framesProcessed.load(ordering: .acquiring))
     recorder.observeArrival(streamFrames: captured, at: SystemClock.now)
     recorder.update()
+    return cycle()
   }
 
-  /// The device went away for `seconds` (measured from the last frame
-  /// that arrived to the first of the new session): a gap on the timeline.
-  public func deviceLost(seconds: Double, reason: String) {
-    pump()
-    let frames = Int64((seconds * recorder.sampleRate).rounded())
-    recorder.gap(frames: frames, reason: .deviceLost, detail: reason, streamContinues: false)
-  }
-
-  /// Ends the recording: the rest of the ring, the decoder's last reports,
-  /// the summary.
+  /// Ends the recording: every file closed and published, the summary.
   @discardableResult
   public func finish() -> SessionSummary {
-    pump()
-    decoder?.finish(emit: recorder.tone)
-    return recorder.finish()
+    recorder.finish()
   }
 }

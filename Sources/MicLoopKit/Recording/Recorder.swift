@@ -193,7 +193,9 @@ public final class Recorder {
     try Self.makeDirectory(self.directory)
     store = RecordingStore(directory: self.directory, policy: settings.retention)
     let started = clock.time(ofFrame: 0)
-    var name = SessionFiles.indexPrefix + FileNaming(template: FileNaming.defaultTemplate)
+    var name =
+      SessionFiles.indexPrefix
+      + FileNaming(template: FileNaming.defaultTemplate)
       .name(epochSeconds: started, trigger: "", count: 0) + ".jsonl"
     var attempt = 1
     while access(self.directory + "/" + name, F_OK) == 0 {
@@ -494,12 +496,15 @@ public final class Recorder {
 
   private func begin(at frame: Int64) {
     // A start reported later than the triggers' delay: from where it began.
-    let reported = [trigger.spanStart(holding: frame), calls?.spanStart(holding: frame)]
+    let reported =
+      [trigger.spanStart(holding: frame), calls?.spanStart(holding: frame)]
       .compactMap { $0 }.min() ?? frame
     let start = max(spanEnd, min(reported, frame))
     var label = settings.trigger.label
     if calls != nil,
-      let call = callLabels.last(where: { $0.start <= frame + 1 && frame < max($0.end, $0.start + 1) + callHang })
+      let call = callLabels.last(where: {
+        $0.start <= frame + 1 && frame < max($0.end, $0.start + 1) + callHang
+      })
     {
       label = call.label
     }
@@ -585,7 +590,8 @@ public final class Recorder {
       target = min(ring.endFrame, cursor + hang, transmission.fileStart + forcedMaximum)
     case .hang(let since):
       // The tail's last pre-roll waits: the next transmission may need it.
-      target = min(ring.endFrame, transmission.wantsSplit ? since : max(since, since + hang - preRoll))
+      target = min(
+        ring.endFrame, transmission.wantsSplit ? since : max(since, since + hang - preRoll))
     case .idle: return
     }
     write(through: target)
@@ -668,7 +674,10 @@ public final class Recorder {
     current!.lost = (since, reason, detail)
     current!.lastRetry = MonotonicClock.seconds
     spanEnd = since
-    emit(.problem("\(reason.rawValue): recording paused at \(Self.seconds(since, sampleRate)) s; capture goes on, and recording resumes when there is room"))
+    emit(
+      .problem(
+        "\(reason.rawValue): recording paused at \(Self.seconds(since, sampleRate)) s; capture goes on, and recording resumes when there is room"
+      ))
   }
 
   /// After a loss, whether a file could open again (tried once a second).
@@ -682,7 +691,9 @@ public final class Recorder {
     guard shortage == nil, let lost = current!.lost else { return false }
     let resume = current!.written
     queueSpan(
-      .gap(startFrame: lost.since, frames: resume - lost.since, reason: lost.reason, detail: lost.detail))
+      .gap(
+        startFrame: lost.since, frames: resume - lost.since, reason: lost.reason,
+        detail: lost.detail))
     spanEnd = resume
     current!.lost = nil
     current!.fileStart = resume
@@ -698,7 +709,10 @@ public final class Recorder {
       current!.written = frame
       current!.lost = (frame, gapReason(shortage), nil)
       current!.lastRetry = MonotonicClock.seconds
-      emit(.problem("\(shortageName(shortage)!): no room for a recording at \(Self.seconds(frame, sampleRate)) s; capture goes on, and recording resumes when there is room"))
+      emit(
+        .problem(
+          "\(shortageName(shortage)!): no room for a recording at \(Self.seconds(frame, sampleRate)) s; capture goes on, and recording resumes when there is room"
+        ))
       return
     }
     let start = clock.time(ofFrame: frame)
@@ -813,7 +827,10 @@ public final class Recorder {
           index += 1
           continue
         }
-        emit(.problem("\(item.file.partPath): cannot write its sidecar (\(problem)); it keeps its .part name"))
+        emit(
+          .problem(
+            "\(item.file.partPath): cannot write its sidecar (\(problem)); it keeps its .part name")
+        )
         item.record.name = item.file.name + ".part." + item.file.fileExtension
         item.record.path = item.file.partPath
       }

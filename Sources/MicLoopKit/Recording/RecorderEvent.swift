@@ -31,7 +31,9 @@ public struct RecordingTag: Sendable, Equatable {
     }
     object.add("time", Double(startFrame) / sampleRate, places: 3)
     object.add("duration", Double(endFrame - startFrame) / sampleRate, places: 3)
-    if let fileStart { object.add("offset", Double(startFrame - fileStart) / sampleRate, places: 3) }
+    if let fileStart {
+      object.add("offset", Double(startFrame - fileStart) / sampleRate, places: 3)
+    }
     return object.finished
   }
 
@@ -200,7 +202,11 @@ extension RecorderEvent {
       object.add("time", Double(frame) / sampleRate, places: 3)
       object.add("frame", frame)
       object.add("start", WallClockTime(epochSeconds: clock.time(ofFrame: frame)).iso8601)
-      if let lost { object.add("lost_frames", lost) } else { object.add("lost_frames", json: "null") }
+      if let lost {
+        object.add("lost_frames", lost)
+      } else {
+        object.add("lost_frames", json: "null")
+      }
     case .tone(let tag):
       var line = tag.json(sampleRate: sampleRate, fileStart: nil)
       line.removeFirst()

@@ -9,7 +9,9 @@ public enum RecorderTrigger: Sendable, Equatable {
   /// The level in dBFS (10 ms RMS of all channels): opens at `threshold`,
   /// stays open until it has stayed `hysteresis` dB below for `hold`
   /// seconds. For carriers and squelched audio.
-  case level(threshold: Double, hysteresis: Double = LevelDefaults.hysteresis, hold: Double = LevelDefaults.hold)
+  case level(
+    threshold: Double, hysteresis: Double = LevelDefaults.hysteresis,
+    hold: Double = LevelDefaults.hold)
 
   public enum LevelDefaults {
     public static let hysteresis = 6.0

@@ -156,8 +156,9 @@ final class RecordingStore {
             let bytes = RecordingFile.diskBytes(of: audio) + RecordingFile.diskBytes(of: full)
             closed.append(Entry(audio: audio, sidecar: full, bytes: bytes, modified: modified))
           }
-        } else if RecordingContainer.allCases.contains(where: { name.hasSuffix(".part.\($0.fileExtension)") })
-        {
+        } else if RecordingContainer.allCases.contains(where: {
+          name.hasSuffix(".part.\($0.fileExtension)")
+        }) {
           closed.append(
             Entry(
               audio: full, sidecar: nil, bytes: RecordingFile.diskBytes(of: full),

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import DuplexIO
+  import DuplexIO
   import Glibc
 #endif
 

@@ -48,7 +48,8 @@ public struct ToneStart: Sendable, Equatable {
       let given = String(parts[1]).uppercased()
       guard !given.isEmpty else {
         throw ParseError(
-          description: "'\(text)' ends in ':'; give the sequence after it (dtmf:*1#) or leave it out")
+          description:
+            "'\(text)' ends in ':'; give the sequence after it (dtmf:*1#) or leave it out")
       }
       switch plan.kind {
       case .dualTone, .sequential, .characterCode:
@@ -57,7 +58,9 @@ public struct ToneStart: Sendable, Equatable {
         } else {
           for symbol in given where plan.frequencies(of: symbol) == nil {
             throw ParseError(
-              description: "'\(symbol)' is not a symbol of \(plan.name); the sequence '\(given)' cannot be sent")
+              description:
+                "'\(symbol)' is not a symbol of \(plan.name); the sequence '\(given)' cannot be sent"
+            )
           }
           sequence = given
         }

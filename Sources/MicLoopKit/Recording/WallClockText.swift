@@ -23,7 +23,8 @@ public struct WallClockTime: Sendable, Equatable {
   public init(epochSeconds seconds: Double, local: Bool = false) {
     // Milliseconds rounded first, so 59.9996 s is the next minute, not "60.000".
     let totalMilliseconds = Int64((seconds * 1000).rounded(.down))
-    var whole = time_t(totalMilliseconds >= 0 ? totalMilliseconds / 1000 : (totalMilliseconds - 999) / 1000)
+    var whole = time_t(
+      totalMilliseconds >= 0 ? totalMilliseconds / 1000 : (totalMilliseconds - 999) / 1000)
     let milliseconds = Int(totalMilliseconds - Int64(whole) * 1000)
     var fields = tm()
     if local { localtime_r(&whole, &fields) } else { gmtime_r(&whole, &fields) }
