@@ -1,0 +1,282 @@
+import AudioFiles
+import Foundation
+import Metering
+import SignalDSP
+import MicLoopKit
+import TestSupport
+import Testing
+
+/// The recorder on synthesized transmissions (voiced syllables with soft
+/// onsets in noise) read from files, sample-exact: one file per
+/// transmission, each starting before its first audible sample, pauses
+/// shorter than the hang never split, every frame of the session on the
+/// index, and the open file valid while it is written.
+@Suite struct RecorderTests {
+  static let rate = 16_000.0
+  /// Where the session's first sample sits on the wall clock.
+  static let sessionStart = 1_795_000_000.0
+
+  /// Synthesized audio: a noise floor with transmissions added, and the
+  /// frames where each one's first and last audible samples are.
+  struct Scene {
+    var samples: [Float]
+    var onsets: [Int] = []
+    var ends: [Int] = []
+
+    /// `seconds` of noise at `floor` dBFS RMS.
+    init(seconds: Double, floor: Double, seed: UInt64) {
+      var random = SplitMix(seed: seed)
+      let amplitude = Float(Decibels.amplitude(floor) * 3.0.squareRoot())
+      samples = (0..<Int(seconds * RecorderTests.rate)).map { _ in
+        Float.random(in: -amplitude...amplitude, using: &random)
+      }
+    }
+
+    /// A transmission at `start` seconds: voiced syllables (150 Hz and its
+    /// harmonics) of 180 ms with 60 ms raised-cosine onsets, 40 ms
+    /// releases and 70 ms between them, at `level` dBFS RMS, for about
+    /// `seconds`. Its first audible sample is the first of its onset ramp.
+    mutating func talk(at start: Double, seconds: Double, level: Double = -26) {
+      let rate = RecorderTests.rate
+      let syllable = 0.18
+      let step = syllable + 0.07
+      let count = max(1, Int((seconds + 0.07) / step))
+      let amplitude = Decibels.amplitude(level) * 2.0.squareRoot() / 1.2
+      let first = Int((start * rate).rounded())
+      var last = first
+      for index in 0..<count {
+        let begin = first + Int(Double(index) * step * rate)
+        let length = Int(syllable * rate)
+        for offset in 0..<length where begin + offset < samples.count {
+          let t = Double(offset) / rate
+          let envelope =
+            t < 0.06
+            ? 0.5 - 0.5 * cos(Double.pi * t / 0.06)
+            : (syllable - t < 0.04 ? 0.5 - 0.5 * cos(Double.pi * (syllable - t) / 0.04) : 1)
+          let time = Double(begin + offset) / rate
+          let voice = (1...6).reduce(0.0) {
+            $0 + sin(2 * Double.pi * 150 * Double($1) * time) / Double($1)
+          }
+          samples[begin + offset] += Float(amplitude * envelope * voice)
+        }
+        last = begin + length
+      }
+      onsets.append(first)
+      ends.append(last)
+    }
+
+    /// Writes the scene as a float WAV (so a recording can be bit-exact).
+    func write(to path: String) throws {
+      let writer = try AudioFileWriter(
+        path: path, sampleRate: RecorderTests.rate, channelCount: 1, encoding: .float)
+      try samples.withUnsafeBufferPointer {
+        try writer.write($0.baseAddress!, frameCount: $0.count)
+      }
+      writer.close()
+    }
+  }
+
+  /// What a session reported.
+  struct Session {
+    var events: [RecorderEvent] = []
+    var files: [RecordedFile] {
+      events.compactMap { if case .recording(let file) = $0 { file } else { nil } }
+    }
+    var blips: Int {
+      events.filter { if case .blip = $0 { true } else { false } }.count
+    }
+    var summary: SessionSummary? {
+      events.lazy.compactMap { if case .sessionEnded(let summary) = $0 { summary } else { nil } }
+        .first
+    }
+    /// The timeline's spans (recording, idle, blip, gap) in index order.
+    var spans: [(start: Int64, frames: Int64)] {
+      events.compactMap {
+        switch $0 {
+        case .recording(let file): (file.startFrame, file.frames)
+        case .idle(let start, let frames), .blip(let start, let frames, _): (start, frames)
+        case .gap(let start, let frames, _, _): (start, frames)
+        default: nil
+        }
+      }
+    }
+  }
+
+  static func settings(hang: Double = 1.5) -> RecorderSettings {
+    var settings = RecorderSettings()
+    settings.hang = hang
+    return settings
+  }
+
+  /// Records `scene` from a file into a fresh directory.
+  func record(_ scene: Scene, settings: RecorderSettings = settings()) throws -> (Session, String) {
+    let directory = try temporaryDirectory()
+    let input = directory + "/input.wav"
+    try scene.write(to: input)
+    let reader = try AudioFileReader(path: input)
+    var session = Session()
+    let recorder = try Recorder(
+      settings: settings, sampleRate: Self.rate, channelCount: 1, encoding: reader.fileEncoding,
+      directory: directory + "/out",
+      clock: StreamClock(sampleRate: Self.rate, startingAt: Self.sessionStart),
+      source: "test"
+    ) { session.events.append($0) }
+    _ = try FileRecording.run(reader, recorder: recorder, decoder: nil)
+    return (session, directory + "/out")
+  }
+
+  func samples(of path: String) throws -> [Float] {
+    let reader = try AudioFileReader(path: path)
+    var result = [Float]()
+    var buffer = [Float](repeating: 0, count: 4096 * reader.channelCount)
+    while true {
+      let frames = try buffer.withUnsafeMutableBufferPointer {
+        try reader.read(into: $0.baseAddress!, frameCount: 4096)
+      }
+      guard frames > 0 else { break }
+      result += buffer[..<(frames * reader.channelCount)]
+    }
+    return result
+  }
+
+  /// Three transmissions 3 s apart at 20 dB and at 10 dB SNR: three files,
+  /// each starting before its first audible sample and no more than the
+  /// pre-roll + 100 ms before it, named by that start, holding exactly
+  /// the input's samples from its start frame.
+  @Test(arguments: [20.0, 10.0])
+  func eachTransmissionIsOneFileWithItsOnsetInside(snr: Double) throws {
+    var scene = Scene(seconds: 16, floor: -26 - snr, seed: 3)
+    scene.talk(at: 1.5, seconds: 1.6)
+    scene.talk(at: 6.2, seconds: 2.2)
+    scene.talk(at: 11.7, seconds: 1.1)
+    let (session, directory) = try record(scene)
+    let files = session.files
+    #expect(files.count == 3, "\(files.map { Double($0.startFrame) / Self.rate })")
+    let preRoll = Int64(0.3 * Self.rate)
+    let slack = Int64(0.1 * Self.rate)
+    for (file, onset) in zip(files, scene.onsets) {
+      #expect(file.startFrame <= Int64(onset), "file at \(file.startFrame), onset at \(onset)")
+      #expect(
+        file.startFrame >= Int64(onset) - preRoll - slack,
+        "file at \(file.startFrame), onset at \(onset)")
+      // Named by the wall-clock time of its first sample, to the millisecond.
+      let start = Self.sessionStart + Double(file.startFrame) / Self.rate
+      let stamp = WallClockTime(epochSeconds: start).iso8601
+      #expect(abs(file.start - start) < 1e-6)
+      #expect(
+        file.name.hasPrefix(stamp.prefix(19).replacingOccurrences(of: ":", with: "-")),
+        "\(file.name) vs \(stamp)")
+      let recorded = try samples(of: directory + "/" + file.name)
+      #expect(recorded.count == Int(file.frames))
+      let original = scene.samples[Int(file.startFrame)..<Int(file.startFrame + file.frames)]
+      #expect(recorded == Array(original), "not the input's samples")
+    }
+    for (file, end) in zip(files, scene.ends) {
+      // The tail is kept: the file ends a hang after the last sound, not before it.
+      #expect(file.startFrame + file.frames >= Int64(end) + Int64(1.3 * Self.rate))
+    }
+  }
+
+  /// A pause shorter than the hang less 50 ms never splits a file; one
+  /// longer than the hang plus 50 ms always does.
+  @Test(arguments: [0.5, 1.0, 1.5])
+  func pausesSplitOnlyWhenLongerThanTheHang(hang: Double) throws {
+    var scene = Scene(seconds: 4 + 4 * (hang + 1.5), floor: -46, seed: 5)
+    var at = 1.0
+    scene.talk(at: at, seconds: 1.2)
+    at = Double(scene.ends[0]) / Self.rate + hang - 0.05
+    scene.talk(at: at, seconds: 1.2)
+    at = Double(scene.ends[1]) / Self.rate + hang + 0.05
+    scene.talk(at: at, seconds: 1.2)
+    let (session, _) = try record(scene, settings: Self.settings(hang: hang))
+    let files = session.files
+    #expect(
+      files.count == 2,
+      "\(files.map { (Double($0.startFrame) / Self.rate, Double($0.frames) / Self.rate) })")
+    if files.count == 2 {
+      // The first file holds the first two transmissions whole.
+      #expect(files[0].startFrame <= Int64(scene.onsets[0]))
+      #expect(files[0].startFrame + files[0].frames >= Int64(scene.ends[1]))
+      #expect(files[1].startFrame <= Int64(scene.onsets[2]))
+      #expect(files[1].startFrame >= Int64(scene.ends[1]))
+    }
+  }
+
+  /// Clicks shorter than the minimum make no file, but are on the index
+  /// as blips; the spans of the index cover the session without a gap or
+  /// an overlap, to the sample.
+  @Test func clicksAreBlipsAndTheTimelineAddsUp() throws {
+    var scene = Scene(seconds: 12, floor: -50, seed: 9)
+    scene.talk(at: 1.0, seconds: 0.1)
+    scene.talk(at: 4.0, seconds: 1.5)
+    scene.talk(at: 9.0, seconds: 0.1)
+    let (session, _) = try record(scene)
+    #expect(session.files.count == 1)
+    #expect(session.blips == 2)
+    var position: Int64 = 0
+    for span in session.spans {
+      #expect(span.start == position, "a span at \(span.start) after \(position)")
+      position = span.start + span.frames
+    }
+    #expect(position == Int64(scene.samples.count))
+    #expect(session.summary?.frames == Int64(scene.samples.count))
+  }
+
+  /// While a transmission is being written its `.part` file is a valid
+  /// WAV holding what was written so far (as after a crash); when it
+  /// closes it is renamed, with a sidecar beside it.
+  @Test func theOpenFileIsValidWhileItIsWritten() throws {
+    var scene = Scene(seconds: 12, floor: -46, seed: 11)
+    scene.talk(at: 1.0, seconds: 6)
+    let directory = try temporaryDirectory()
+    let recorder = try Recorder(
+      settings: Self.settings(), sampleRate: Self.rate, channelCount: 1, encoding: .float,
+      directory: directory,
+      clock: StreamClock(sampleRate: Self.rate, startingAt: Self.sessionStart),
+      source: "test"
+    ) { _ in }
+    let meter = MeterProcessor(
+      sampleRate: Self.rate, channelCount: 1, settings: MeterSettings(), maximumBlock: 1600)
+    let block = 1600
+    var checked = false
+    var position = 0
+    var input = scene.samples
+    input.withUnsafeMutableBufferPointer { buffer in
+      while position < buffer.count {
+        let frames = min(block, buffer.count - position)
+        recorder.append(buffer.baseAddress! + position, frameCount: frames)
+        meter.process(buffer.baseAddress! + position, frameCount: frames) { event in
+          switch event {
+          case .talkStart(let time): recorder.talk(isStart: true, at: time)
+          case .talkEnd(let time): recorder.talk(isStart: false, at: time)
+          default: break
+          }
+        }
+        recorder.detector(reached: meter.time)
+        recorder.update()
+        position += frames
+        if !checked, position >= Int(5 * Self.rate), let open = recorder.openFileName {
+          checked = true
+          #expect(open.hasSuffix(".part.wav"))
+          let partial = try? self.samples(of: directory + "/" + open)
+          #expect(
+            (partial?.count ?? 0) >= Int(2 * Self.rate),
+            "the open file holds \(partial?.count ?? 0) frames")
+        }
+      }
+    }
+    #expect(checked, "no file was open at 5 s")
+    recorder.finish()
+    let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+    #expect(names.filter { $0.hasSuffix(".part.wav") }.isEmpty, "\(names)")
+    #expect(names.filter { $0.hasSuffix(".wav") }.count == 1, "\(names)")
+    #expect(names.filter { $0.hasSuffix(".json") }.count == 1, "\(names)")
+  }
+
+  func temporaryDirectory() throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "micloop-recorder-\(getpid())-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.path
+  }
+}
