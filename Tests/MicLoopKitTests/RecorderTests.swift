@@ -1,8 +1,8 @@
 import AudioFiles
 import Foundation
 import Metering
-import SignalDSP
 import MicLoopKit
+import SignalDSP
 import TestSupport
 import Testing
 
@@ -20,14 +20,16 @@ import Testing
   /// frames where each one's first and last audible samples are.
   struct Scene {
     var samples: [Float]
+    var rate: Double
     var onsets: [Int] = []
     var ends: [Int] = []
 
     /// `seconds` of noise at `floor` dBFS RMS.
-    init(seconds: Double, floor: Double, seed: UInt64) {
+    init(seconds: Double, floor: Double, seed: UInt64, rate: Double = RecorderTests.rate) {
+      self.rate = rate
       var random = SplitMix(seed: seed)
       let amplitude = Float(Decibels.amplitude(floor) * 3.0.squareRoot())
-      samples = (0..<Int(seconds * RecorderTests.rate)).map { _ in
+      samples = (0..<Int(seconds * rate)).map { _ in
         Float.random(in: -amplitude...amplitude, using: &random)
       }
     }
@@ -37,7 +39,6 @@ import Testing
     /// releases and 70 ms between them, at `level` dBFS RMS, for about
     /// `seconds`. Its first audible sample is the first of its onset ramp.
     mutating func talk(at start: Double, seconds: Double, level: Double = -26) {
-      let rate = RecorderTests.rate
       let syllable = 0.18
       let step = syllable + 0.07
       let count = max(1, Int((seconds + 0.07) / step))
