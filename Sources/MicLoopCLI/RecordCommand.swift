@@ -264,6 +264,19 @@ struct Record: ParsableCommand {
     if let problem = outcome.problem {
       throw CommandFailure(message: problem.description, status: 65)
     }
+    try Self.checkNothingLost(recorder)
+  }
+
+  /// Fails (status 1, one line) a session that lost transmissions for
+  /// lack of room; the index has each lost span as a gap.
+  static func checkNothingLost(_ recorder: Recorder) throws {
+    guard recorder.framesLostToDisk > 0 else { return }
+    let seconds = DecimalFormatting.fixed(
+      Double(recorder.framesLostToDisk) / recorder.sampleRate, places: 2)
+    throw CommandFailure(
+      message:
+        "\(seconds) s of transmissions were not recorded for lack of room in \(recorder.directory); free space (or use --max-bytes/--min-free to delete the oldest) — the gaps are in \(recorder.indexName)"
+    )
   }
 
   /// The decoder for the plans the settings need, if any.

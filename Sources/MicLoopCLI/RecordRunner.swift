@@ -69,6 +69,7 @@ enum RecordRunner {
       throw CommandFailure(
         message: failure.commandLineMessage + "; the recordings so far are in \(directory)")
     }
+    try Record.checkNothingLost(recorder)
   }
 }
 

@@ -118,6 +118,10 @@ public final class Recorder {
   private var namedFiles = 0
   private var lastMaintenance = -Double.infinity
   private var isFinished = false
+  /// Whether the current episode of a full disk (or budget) was reported.
+  private var isShortageReported = false
+  /// Frames of the timeline lost because the disk or the budget had no room.
+  public private(set) var framesLostToDisk: Int64 = 0
 
   /// Seconds between looks at the disk (age, retries, syncing).
   static let maintenanceInterval = 1.0
@@ -616,7 +620,7 @@ public final class Recorder {
       }
       let end = min(target, current!.written + Int64(Self.writeChunk))
       let (deleted, shortage) = store.makeRoom(for: file.bytes(forFrames: end - current!.written))
-      for entry in deleted { reportDeleted(entry, reason: shortageName(shortage) ?? "max_bytes") }
+      for (entry, reason) in deleted { reportDeleted(entry, reason: shortageName(reason)!) }
       if let shortage {
         loseFile(reason: gapReason(shortage), detail: nil)
         continue
@@ -674,9 +678,25 @@ public final class Recorder {
     current!.lost = (since, reason, detail)
     current!.lastRetry = MonotonicClock.seconds
     spanEnd = since
+    reportShortage(reason, at: since, detail: detail)
+  }
+
+  /// Says once per episode (until a file opens again) why recording
+  /// stopped: one line, with what happens next.
+  private func reportShortage(_ reason: GapReason, at frame: Int64, detail: String?) {
+    guard !isShortageReported else { return }
+    isShortageReported = true
+    let cause =
+      switch reason {
+      case .diskFull: "the disk under \(directory) is full"
+      case .maximumBytes: "\(directory) holds --max-bytes and no closed recording is left to delete"
+      case .minimumFree:
+        "the disk under \(directory) is down to --min-free and no closed recording is left to delete"
+      default: "cannot write to \(directory)" + (detail.map { " (\($0))" } ?? "")
+      }
     emit(
       .problem(
-        "\(reason.rawValue): recording paused at \(Self.seconds(since, sampleRate)) s; capture goes on, and recording resumes when there is room"
+        "\(cause): recording stopped at \(Self.seconds(frame, sampleRate)) s; capture goes on, the lost span is a gap in the index, and recording resumes when there is room"
       ))
   }
 
@@ -687,7 +707,7 @@ public final class Recorder {
     current!.lastRetry = now
     let oneSecond = Int64(sampleRate) * Int64(channelCount) * 4
     let (deleted, shortage) = store.makeRoom(for: oneSecond)
-    for entry in deleted { reportDeleted(entry, reason: shortageName(shortage) ?? "max_bytes") }
+    for (entry, reason) in deleted { reportDeleted(entry, reason: shortageName(reason)!) }
     guard shortage == nil, let lost = current!.lost else { return false }
     let resume = current!.written
     queueSpan(
@@ -703,16 +723,13 @@ public final class Recorder {
 
   private func openFile(at frame: Int64) {
     let (deleted, shortage) = store.makeRoom(for: Int64(sampleRate) * Int64(channelCount) * 4)
-    for entry in deleted { reportDeleted(entry, reason: shortageName(shortage) ?? "max_bytes") }
+    for (entry, reason) in deleted { reportDeleted(entry, reason: shortageName(reason)!) }
     if let shortage {
       current!.file = nil
       current!.written = frame
       current!.lost = (frame, gapReason(shortage), nil)
       current!.lastRetry = MonotonicClock.seconds
-      emit(
-        .problem(
-          "\(shortageName(shortage)!): no room for a recording at \(Self.seconds(frame, sampleRate)) s; capture goes on, and recording resumes when there is room"
-        ))
+      reportShortage(gapReason(shortage), at: frame, detail: nil)
       return
     }
     let start = clock.time(ofFrame: frame)
@@ -739,8 +756,10 @@ public final class Recorder {
       current!.written = frame
       current!.lost = (frame, full ? .diskFull : .writeFailed, error.description)
       current!.lastRetry = MonotonicClock.seconds
-      emit(.problem(error.description))
+      reportShortage(current!.lost!.reason, at: frame, detail: error.description)
+      return
     }
+    isShortageReported = false
   }
 
   /// `base`, or `base-2`, `base-3` … when a file of that name exists.
@@ -869,7 +888,10 @@ public final class Recorder {
       case .blip(_, let frames, _):
         summary.blips += 1
         summary.frames += frames
-      case .gap(_, let frames, _, _):
+      case .gap(_, let frames, let reason, _):
+        if reason != .deviceLost && reason != .xrun && reason != .overflow {
+          framesLostToDisk += frames
+        }
         summary.gaps += 1
         summary.gapFrames += frames
         summary.frames += frames

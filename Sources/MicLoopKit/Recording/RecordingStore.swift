@@ -70,18 +70,27 @@ final class RecordingStore {
     return Int64(info.f_bavail) * Int64(info.f_frsize)
   }
 
+  /// Whether the policy allows deleting recordings to make room (a byte
+  /// budget or a free-space floor was asked for); without one a full disk
+  /// deletes nothing and recording waits for space.
+  var deletesForRoom: Bool { policy.maximumBytes != nil || policy.minimumFree != nil }
+
   /// Deletes the oldest closed recordings until `bytes` more fit in the
-  /// budget and on the disk. Returns what it deleted, and the shortage
-  /// left when deleting everything closed was not enough.
-  func makeRoom(for bytes: Int64) -> (deleted: [Entry], shortage: Shortage?) {
-    var deleted = [Entry]()
+  /// budget and on the disk (only when the policy allows deleting).
+  /// Returns what it deleted and why, and the shortage left when deleting
+  /// everything closed was not enough (or deleting is not allowed).
+  func makeRoom(for bytes: Int64) -> (
+    deleted: [(entry: Entry, reason: Shortage)], shortage: Shortage?
+  ) {
+    var deleted = [(entry: Entry, reason: Shortage)]()
     while true {
       guard let shortage = shortage(for: bytes) else { return (deleted, nil) }
-      // A full disk that deleting cannot help (nothing of ours on it).
-      guard !closed.isEmpty else { return (deleted, shortage) }
+      // A full disk that deleting cannot help (nothing of ours on it), or
+      // that the user did not allow us to clear.
+      guard deletesForRoom, !closed.isEmpty else { return (deleted, shortage) }
       let oldest = closed.removeFirst()
       remove(oldest)
-      deleted.append(oldest)
+      deleted.append((oldest, shortage))
     }
   }
 
