@@ -37,6 +37,10 @@ final class RecordPrinter {
     if case .blip = event { blips += 1 }
     if case .gap = event { gaps += 1 }
     if case .xrun = event { xruns += 1 }
+    // A problem is always one line on standard error too.
+    if case .problem(let text) = event, mode == .json {
+      StandardOutput.writeError("micloop: record: \(text)")
+    }
     if mode == .json {
       guard let clock else { return }
       StandardOutput.write(event.json(sampleRate: sampleRate, clock: clock), flush: true)

@@ -17,7 +17,7 @@ import TonePlans
   static let period = 256
 
   @Test func recordingLiveNeverAllocatesOnTheAudioThreadAndMakesOneFilePerTransmission() throws {
-    var scene = RecorderTests.Scene(seconds: 14, floor: -50, seed: 21, rate: Self.rate)
+    var scene = TransmissionScene(seconds: 14, floor: -50, seed: 21, rate: Self.rate)
     scene.talk(at: 1.0, seconds: 1.5)
     scene.talk(at: 7.0, seconds: 2.0)
     let recording = RecorderSettings()

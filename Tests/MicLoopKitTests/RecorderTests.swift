@@ -16,67 +16,6 @@ import Testing
   /// Where the session's first sample sits on the wall clock.
   static let sessionStart = 1_795_000_000.0
 
-  /// Synthesized audio: a noise floor with transmissions added, and the
-  /// frames where each one's first and last audible samples are.
-  struct Scene {
-    var samples: [Float]
-    var rate: Double
-    var onsets: [Int] = []
-    var ends: [Int] = []
-
-    /// `seconds` of noise at `floor` dBFS RMS.
-    init(seconds: Double, floor: Double, seed: UInt64, rate: Double = RecorderTests.rate) {
-      self.rate = rate
-      var random = SplitMix(seed: seed)
-      let amplitude = Float(Decibels.amplitude(floor) * 3.0.squareRoot())
-      samples = (0..<Int(seconds * rate)).map { _ in
-        Float.random(in: -amplitude...amplitude, using: &random)
-      }
-    }
-
-    /// A transmission at `start` seconds: voiced syllables (150 Hz and its
-    /// harmonics) of 180 ms with 60 ms raised-cosine onsets, 40 ms
-    /// releases and 70 ms between them, at `level` dBFS RMS, for about
-    /// `seconds`. Its first audible sample is the first of its onset ramp.
-    mutating func talk(at start: Double, seconds: Double, level: Double = -26) {
-      let syllable = 0.18
-      let step = syllable + 0.07
-      let count = max(1, Int((seconds + 0.07) / step))
-      let amplitude = Decibels.amplitude(level) * 2.0.squareRoot() / 1.2
-      let first = Int((start * rate).rounded())
-      var last = first
-      for index in 0..<count {
-        let begin = first + Int(Double(index) * step * rate)
-        let length = Int(syllable * rate)
-        for offset in 0..<length where begin + offset < samples.count {
-          let t = Double(offset) / rate
-          let envelope =
-            t < 0.06
-            ? 0.5 - 0.5 * cos(Double.pi * t / 0.06)
-            : (syllable - t < 0.04 ? 0.5 - 0.5 * cos(Double.pi * (syllable - t) / 0.04) : 1)
-          let time = Double(begin + offset) / rate
-          let voice = (1...6).reduce(0.0) {
-            $0 + sin(2 * Double.pi * 150 * Double($1) * time) / Double($1)
-          }
-          samples[begin + offset] += Float(amplitude * envelope * voice)
-        }
-        last = begin + length
-      }
-      onsets.append(first)
-      ends.append(last)
-    }
-
-    /// Writes the scene as a float WAV (so a recording can be bit-exact).
-    func write(to path: String) throws {
-      let writer = try AudioFileWriter(
-        path: path, sampleRate: RecorderTests.rate, channelCount: 1, encoding: .float)
-      try samples.withUnsafeBufferPointer {
-        try writer.write($0.baseAddress!, frameCount: $0.count)
-      }
-      writer.close()
-    }
-  }
-
   /// What a session reported.
   struct Session {
     var events: [RecorderEvent] = []
@@ -110,7 +49,9 @@ import Testing
   }
 
   /// Records `scene` from a file into a fresh directory.
-  func record(_ scene: Scene, settings: RecorderSettings = settings()) throws -> (Session, String) {
+  func record(_ scene: TransmissionScene, settings: RecorderSettings = settings()) throws -> (
+    Session, String
+  ) {
     let directory = try temporaryDirectory()
     let input = directory + "/input.wav"
     try scene.write(to: input)
@@ -146,7 +87,7 @@ import Testing
   /// the input's samples from its start frame.
   @Test(arguments: [20.0, 10.0])
   func eachTransmissionIsOneFileWithItsOnsetInside(snr: Double) throws {
-    var scene = Scene(seconds: 16, floor: -26 - snr, seed: 3)
+    var scene = TransmissionScene(seconds: 16, floor: -26 - snr, seed: 3)
     scene.talk(at: 1.5, seconds: 1.6)
     scene.talk(at: 6.2, seconds: 2.2)
     scene.talk(at: 11.7, seconds: 1.1)
@@ -182,7 +123,7 @@ import Testing
   /// longer than the hang plus 50 ms always does.
   @Test(arguments: [0.5, 1.0, 1.5])
   func pausesSplitOnlyWhenLongerThanTheHang(hang: Double) throws {
-    var scene = Scene(seconds: 4 + 4 * (hang + 1.5), floor: -46, seed: 5)
+    var scene = TransmissionScene(seconds: 4 + 4 * (hang + 1.5), floor: -46, seed: 5)
     var at = 1.0
     scene.talk(at: at, seconds: 1.2)
     at = Double(scene.ends[0]) / Self.rate + hang - 0.05
@@ -207,7 +148,7 @@ import Testing
   /// as blips; the spans of the index cover the session without a gap or
   /// an overlap, to the sample.
   @Test func clicksAreBlipsAndTheTimelineAddsUp() throws {
-    var scene = Scene(seconds: 12, floor: -50, seed: 9)
+    var scene = TransmissionScene(seconds: 12, floor: -50, seed: 9)
     scene.talk(at: 1.0, seconds: 0.1)
     scene.talk(at: 4.0, seconds: 1.5)
     scene.talk(at: 9.0, seconds: 0.1)
@@ -227,7 +168,7 @@ import Testing
   /// WAV holding what was written so far (as after a crash); when it
   /// closes it is renamed, with a sidecar beside it.
   @Test func theOpenFileIsValidWhileItIsWritten() throws {
-    var scene = Scene(seconds: 12, floor: -46, seed: 11)
+    var scene = TransmissionScene(seconds: 12, floor: -46, seed: 11)
     scene.talk(at: 1.0, seconds: 6)
     let directory = try temporaryDirectory()
     let recorder = try Recorder(
