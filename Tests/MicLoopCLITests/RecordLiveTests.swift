@@ -1,0 +1,126 @@
+import AudioFiles
+import Foundation
+import TestSupport
+import Testing
+
+/// `micloop record` live on a private PulseAudio server: transmissions
+/// played into the virtual microphone become one file each with their
+/// onset after the pre-roll; a stop signal closes the open file; a kill
+/// leaves a valid `.part` file and an index whose lines all parse.
+@Suite(.serialized) struct RecordLiveTests {
+  let directory: URL
+
+  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+
+  func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+  /// 16-bit 48 kHz transmissions at 20 dB SNR, written for aplay.
+  func scene(_ transmissions: [(at: Double, seconds: Double)], seconds: Double) throws -> String {
+    var scene = TransmissionScene(seconds: seconds, floor: -46, seed: 51, rate: 48_000)
+    for transmission in transmissions {
+      scene.talk(at: transmission.at, seconds: transmission.seconds)
+    }
+    let float = file("scene-float.wav")
+    try scene.write(to: float)
+    let path = file("scene.wav")
+    try MicLoopBinary.shell(["sox", "-V1", float, "-b", "16", path])
+    return path
+  }
+
+  /// The first frame of `samples` louder than -34 dBFS (the noise floor peaks at -41).
+  func firstLoudFrame(_ samples: [Float]) -> Int? {
+    samples.firstIndex { abs($0) > 0.02 }
+  }
+
+  @Test func transmissionsPlayedIntoTheMicrophoneBecomeOneFileEach() throws {
+    let devices = try VirtualDevices()
+    let keep = try devices.keepRunning("mic")
+    defer { keep.signal(SIGTERM) }
+    let signal = try scene([(2, 1.6), (6.5, 2.0), (11, 1.2)], seconds: 15)
+    let out = file("live")
+    let recorder = try devices.startMicloop([
+      "record", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4", "--dir", out,
+      "--json", "--duration", "17", "--hang", "1",
+    ])
+    #expect(recorder.waitForOutput("\"session_start\""))
+    let player = try devices.play(signal, into: "mic")
+    defer { player.signal(SIGTERM) }
+    let result = recorder.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let lines = RecordCommandTests.lines(result.output)
+    let recordings = RecordCommandTests.events(lines, "recording")
+    #expect(recordings.count == 3, "\(result.output)")
+    for recording in recordings {
+      let name = try #require(recording["file"] as? String)
+      let samples = try MicLoopBinary.samples(out + "/" + name)
+      #expect(samples.count == recording["frames"] as? Int)
+      // The pre-roll is there: the first syllable begins well inside.
+      let onset = try #require(firstLoudFrame(samples))
+      #expect(onset >= Int(0.15 * 48_000) && onset <= Int(0.45 * 48_000), "onset at \(onset)")
+    }
+    #expect(RecordCommandTests.events(lines, "session_end").count == 1)
+  }
+
+  @Test(arguments: [SIGINT, SIGTERM])
+  func aStopSignalClosesTheOpenFile(_ stop: Int32) throws {
+    let devices = try VirtualDevices()
+    let keep = try devices.keepRunning("mic")
+    defer { keep.signal(SIGTERM) }
+    let signal = try scene([(1, 12)], seconds: 14)
+    let out = file("stopped-\(stop)")
+    let recorder = try devices.startMicloop([
+      "record", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4", "--dir", out,
+      "--json",
+    ])
+    defer { recorder.signal(SIGKILL) }
+    #expect(recorder.waitForOutput("\"session_start\""))
+    let player = try devices.play(signal, into: "mic")
+    defer { player.signal(SIGTERM) }
+    #expect(recorder.waitForOutput("\"open\"", timeout: 30))
+    usleep(1_500_000)
+    recorder.signal(stop)
+    let result = recorder.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let lines = RecordCommandTests.lines(result.output)
+    let recordings = RecordCommandTests.events(lines, "recording")
+    #expect(recordings.count == 1, "\(result.output)")
+    if let recording = recordings.first, let name = recording["file"] as? String {
+      let frames = try MicLoopBinary.samples(out + "/" + name).count
+      #expect(frames == recording["frames"] as? Int && frames > 48_000, "\(frames) frames")
+    }
+    let names = try FileManager.default.contentsOfDirectory(atPath: out)
+    #expect(names.filter { $0.contains(".part.") }.isEmpty, "\(names)")
+    #expect(RecordCommandTests.events(lines, "session_end").count == 1)
+  }
+
+  @Test func aKilledRecorderLeavesAValidPartFileAndAnIndexThatParses() throws {
+    let devices = try VirtualDevices()
+    let keep = try devices.keepRunning("mic")
+    defer { keep.signal(SIGTERM) }
+    let signal = try scene([(1, 12)], seconds: 14)
+    let out = file("killed")
+    let recorder = try devices.startMicloop([
+      "record", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4", "--dir", out,
+      "--json",
+    ])
+    defer { recorder.signal(SIGKILL) }
+    #expect(recorder.waitForOutput("\"session_start\""))
+    let player = try devices.play(signal, into: "mic")
+    defer { player.signal(SIGTERM) }
+    #expect(recorder.waitForOutput("\"open\"", timeout: 30))
+    usleep(2_000_000)
+    recorder.signal(SIGKILL)
+    _ = recorder.result()
+    let names = try FileManager.default.contentsOfDirectory(atPath: out)
+    let part = try #require(names.first { $0.hasSuffix(".part.wav") }, "\(names)")
+    let reader = try AudioFileReader(path: out + "/" + part)
+    let declared = try #require(reader.declaredFrameCount)
+    let frames = try MicLoopBinary.samples(out + "/" + part).count
+    #expect(declared == Int64(frames) && frames > 48_000, "\(declared) declared, \(frames) read")
+    let index = try #require(names.first { $0.hasSuffix(".jsonl") })
+    let text = try String(contentsOfFile: out + "/" + index, encoding: .utf8)
+    let rows = text.split(separator: "\n")
+    #expect(!rows.isEmpty)
+    #expect(RecordCommandTests.lines(text).count == rows.count, "\(text)")
+  }
+}
