@@ -182,4 +182,42 @@ import Testing
       #expect(try MicLoopBinary.samples(out + "/" + name).count == recording["frames"] as? Int)
     }
   }
+  /// With --start-on a call starts the recording: talk before it makes no
+  /// file; the call and the announcement after it make one, starting
+  /// before the call's first tone and tagged with its tones.
+  @Test func aDTMFCallStartsARecordingOfTheAnnouncementAfterIt() throws {
+    var before = TransmissionScene(seconds: 6, floor: -46, seed: 61)
+    before.talk(at: 1, seconds: 1.5)
+    try before.write(to: file("before.wav"))
+    var after = TransmissionScene(seconds: 6, floor: -46, seed: 62)
+    after.talk(at: 0.3, seconds: 2)
+    try after.write(to: file("after.wav"))
+    let sent = try MicLoopBinary.run([
+      "send", "--plan", "dtmf", "*1#", "--rate", "16000", "-o", file("call16.wav"),
+    ])
+    #expect(sent.status == 0, "\(sent.errorOutput)")
+    try MicLoopBinary.shell([
+      "sox", "-V1", file("call16.wav"), "-e", "float", "-b", "32", file("call.wav"),
+    ])
+    let input = file("called.wav")
+    try MicLoopBinary.shell([
+      "sox", "-V1", file("before.wav"), file("call.wav"), file("after.wav"), input,
+    ])
+    let result = try MicLoopBinary.run([
+      "record", "--input", input, "--dir", file("called"), "--json", "--start-on", "dtmf:*1#",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let recordings = Self.events(Self.lines(result.output), "recording")
+    #expect(recordings.count == 1, "\(result.output)")
+    let recording = try #require(recordings.first)
+    let call = 6 * 16_000
+    let start = try #require(recording["start_frame"] as? Int)
+    let frames = try #require(recording["frames"] as? Int)
+    #expect(start <= call && start >= call - Int(0.4 * 16_000), "starts at \(start)")
+    // The announcement (from 6.42 + 0.3 s, 2 s long) is inside.
+    #expect(start + frames >= Int((6.42 + 2.3) * 16_000), "ends at \(start + frames)")
+    #expect(recording["trigger"] as? String == "dtmf:*1#")
+    let tags = recording["tags"] as? [[String: Any]] ?? []
+    #expect(!tags.isEmpty, "\(recording)")
+  }
 }
