@@ -47,7 +47,7 @@ struct Record: ParsableCommand {
   @Option(parsing: .unconditional, help: "Live: stop after this long (e.g. 600, 600s, 1500ms).")
   var duration: Seconds?
   @Option(
-    name: [.customLong("dir"), .customLong("directory")],
+    name: [.customLong("dir"), .customLong("directory"), .customLong("out")],
     help: "Directory for recordings, sidecars and the session index (made when missing).")
   var directory: String
   @Option(
@@ -144,6 +144,19 @@ struct Record: ParsableCommand {
 
   func validate() throws {
     try devices.validate(input: input, raw: raw)
+    if devices.playback != nil {
+      throw ValidationError(
+        "record only captures: drop --playback, and name the device with -D or --capture")
+    }
+    if devices.fillGaps {
+      throw ValidationError(
+        "--fill-gaps does not apply to record: a lost device's span is a device_lost gap in the index"
+      )
+    }
+    if input != nil && (duration != nil || devices.reconnect) {
+      throw ValidationError(
+        "--duration and --reconnect are for live recording; with --input the file sets the length")
+    }
     try duration?.require("--duration", atLeast: 0.001)
     guard !directory.isEmpty else { throw ValidationError("--dir needs a directory") }
     try preRoll.require("--pre-roll", atLeast: 0, atMost: 10)

@@ -111,6 +111,9 @@ import Testing
     (["--on-close", " "], "--on-close"),
     (["--file-type", "flac", "--encoding", "float"], "FLAC"),
     (["--name", "%q"], "%q"),
+    (["--playback", "pulse:spk"], "--playback"),
+    (["--fill-gaps"], "--fill-gaps"),
+    (["--duration", "5"], "--duration"),
   ])
   func badOptionsAreRefusedInOneLine(arguments: [String], names: String) throws {
     let (_, input) = try threeTransmissions()
