@@ -97,8 +97,10 @@ public final class LiveRecordingFeed: LiveJobObserver {
   }
 
   public func shouldStop() -> Bool {
+    // Before the first frames arrive there is nothing to place: the
+    // stream has not started, and "0 frames by now" would date it early.
     let captured = Int64(processor.framesProcessed.load(ordering: .acquiring))
-    recorder.observeArrival(streamFrames: captured, at: SystemClock.now)
+    if captured > 0 { recorder.observeArrival(streamFrames: captured, at: SystemClock.now) }
     recorder.update()
     return cycle()
   }

@@ -742,7 +742,7 @@ public final class Recorder {
     do throws(AudioFileError) {
       let file = try RecordingFile(
         directory: directory, name: name, fileExtension: settings.container.fileExtension,
-        startFrame: frame, sampleRate: sampleRate, channelCount: channelCount,
+        startFrame: frame, startTime: start, sampleRate: sampleRate, channelCount: channelCount,
         encoding: encoding, broadcast: broadcastInfo(start: start, label: current!.label))
       current!.file = file
       current!.part += 1
@@ -811,7 +811,7 @@ public final class Recorder {
     let end = file.startFrame + file.frames
     let record = RecordedFile(
       name: file.fileName, path: file.finalPath, sidecarName: file.sidecarName,
-      startFrame: file.startFrame, frames: file.frames, start: clock.time(ofFrame: file.startFrame),
+      startFrame: file.startFrame, frames: file.frames, start: file.startTime,
       trigger: current!.label, tags: [], part: current!.part, continues: current!.previousName,
       ending: ending,
       xrunFrames: current!.xrunFrames.filter { $0 >= file.startFrame && $0 <= end })

@@ -16,6 +16,10 @@ final class RecordingFile {
   let directory: String
   /// The timeline frame of its first sample.
   let startFrame: Int64
+  /// The wall-clock time of its first sample (seconds since 1970) as
+  /// estimated when it opened: its name, its `bext` chunk and its index
+  /// line all say this, even if the live clock's estimate moves later.
+  let startTime: Double
   private var writer: AudioFileWriter?
   private var lastSync = MonotonicClock.seconds
   private let bytesPerFrame: Int
@@ -29,13 +33,14 @@ final class RecordingFile {
   var sidecarName: String { name + ".json" }
 
   init(
-    directory: String, name: String, fileExtension: String, startFrame: Int64,
+    directory: String, name: String, fileExtension: String, startFrame: Int64, startTime: Double,
     sampleRate: Double, channelCount: Int, encoding: AudioFileEncoding, broadcast: BroadcastInfo
   ) throws(AudioFileError) {
     self.directory = directory
     self.name = name
     self.fileExtension = fileExtension
     self.startFrame = startFrame
+    self.startTime = startTime
     let sampleBytes =
       switch encoding {
       case .pcm16: 2
