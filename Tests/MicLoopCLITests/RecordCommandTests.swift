@@ -185,29 +185,32 @@ import Testing
       #expect(try MicLoopBinary.samples(out + "/" + name).count == recording["frames"] as? Int)
     }
   }
-  /// With --start-on a call starts the recording: talk before it makes no
-  /// file; the call and the announcement after it make one, starting
-  /// before the call's first tone and tagged with its tones.
-  @Test func aDTMFCallStartsARecordingOfTheAnnouncementAfterIt() throws {
+  /// With --start-on a call (DTMF, ZVEI, CCIR) starts the recording: talk
+  /// before it makes no file; the call and the announcement after it make
+  /// one, starting before the call's first tone and tagged with its tones.
+  @Test(arguments: [("dtmf", "*1#"), ("zvei1", "12345"), ("ccir-1", "54321")])
+  func aCallStartsARecordingOfTheAnnouncementAfterIt(plan: String, call text: String) throws {
     var before = TransmissionScene(seconds: 6, floor: -46, seed: 61)
     before.talk(at: 1, seconds: 1.5)
-    try before.write(to: file("before.wav"))
+    try before.write(to: file("before-\(plan).wav"))
     var after = TransmissionScene(seconds: 6, floor: -46, seed: 62)
     after.talk(at: 0.3, seconds: 2)
-    try after.write(to: file("after.wav"))
+    try after.write(to: file("after-\(plan).wav"))
     let sent = try MicLoopBinary.run([
-      "send", "--plan", "dtmf", "*1#", "--rate", "16000", "-o", file("call16.wav"),
+      "send", "--plan", plan, text, "--rate", "16000", "-o", file("call16-\(plan).wav"),
     ])
     #expect(sent.status == 0, "\(sent.errorOutput)")
     try MicLoopBinary.shell([
-      "sox", "-V1", file("call16.wav"), "-e", "float", "-b", "32", file("call.wav"),
+      "sox", "-V1", file("call16-\(plan).wav"), "-e", "float", "-b", "32", file("call-\(plan).wav"),
     ])
-    let input = file("called.wav")
+    let input = file("called-\(plan).wav")
     try MicLoopBinary.shell([
-      "sox", "-V1", file("before.wav"), file("call.wav"), file("after.wav"), input,
+      "sox", "-V1", file("before-\(plan).wav"), file("call-\(plan).wav"), file("after-\(plan).wav"),
+      input,
     ])
     let result = try MicLoopBinary.run([
-      "record", "--input", input, "--dir", file("called"), "--json", "--start-on", "dtmf:*1#",
+      "record", "--input", input, "--dir", file("called-\(plan)"), "--json", "--start-on",
+      "\(plan):\(text)",
     ])
     #expect(result.status == 0, "\(result.errorOutput)")
     let recordings = Self.events(Self.lines(result.output), "recording")
@@ -217,9 +220,10 @@ import Testing
     let start = try #require(recording["start_frame"] as? Int)
     let frames = try #require(recording["frames"] as? Int)
     #expect(start <= call && start >= call - Int(0.4 * 16_000), "starts at \(start)")
-    // The announcement (from 6.42 + 0.3 s, 2 s long) is inside.
-    #expect(start + frames >= Int((6.42 + 2.3) * 16_000), "ends at \(start + frames)")
-    #expect(recording["trigger"] as? String == "dtmf:*1#")
+    // The announcement (0.3 s after the call, 2 s long) is inside.
+    let callFrames = try MicLoopBinary.samples(file("call-\(plan).wav")).count
+    #expect(start + frames >= call + callFrames + Int(2.3 * 16_000), "ends at \(start + frames)")
+    #expect(recording["trigger"] as? String == "\(plan):\(text)")
     let tags = recording["tags"] as? [[String: Any]] ?? []
     #expect(!tags.isEmpty, "\(recording)")
   }
