@@ -58,7 +58,17 @@ import Testing
       let onset = try #require(firstLoudFrame(samples))
       #expect(onset >= Int(0.15 * 48_000) && onset <= Int(0.45 * 48_000), "onset at \(onset)")
     }
-    #expect(RecordCommandTests.events(lines, "session_end").count == 1)
+    // The spans tile the live session too, gaps and xruns included.
+    var position = 0
+    for span in lines where ["recording", "idle", "blip", "gap"].contains(span["event"] as? String)
+    {
+      #expect(span["start_frame"] as? Int == position, "\(span)")
+      position += span["frames"] as? Int ?? 0
+    }
+    let end = try #require(RecordCommandTests.events(lines, "session_end").first)
+    #expect(end["frames"] as? Int == position)
+    // 17 s of stream time, plus any gap.
+    #expect(position >= 17 * 48_000, "\(position) frames")
   }
 
   @Test(arguments: [SIGINT, SIGTERM])
