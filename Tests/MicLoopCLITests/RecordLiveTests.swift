@@ -133,4 +133,52 @@ import Testing
     #expect(!rows.isEmpty)
     #expect(RecordCommandTests.lines(text).count == rows.count, "\(text)")
   }
+  /// A file system that fills up mid-transmission: capture goes on, the
+  /// lost span is a disk_full gap, one line says so, and once space is
+  /// freed recording resumes within the same transmission.
+  @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+  func recordingResumesWhenTheDiskHasRoomAgain() throws {
+    let devices = try VirtualDevices()
+    let keep = try devices.keepRunning("mic")
+    defer { keep.signal(SIGTERM) }
+    let signal = try scene([(1, 14)], seconds: 16)
+    let mount = file("small")
+    try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+    try MicLoopBinary.shell(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mount])
+    defer { try? MicLoopBinary.shell(["umount", "-l", mount]) }
+    // Leave about 1 MB: some 5 s of 48 kHz 16-bit mono after the reserve.
+    let filler = mount + "/filler"
+    try MicLoopBinary.shell([
+      "dd", "if=/dev/zero", "of=\(filler)", "bs=64k", "count=16", "status=none",
+    ])
+    let out = mount + "/out"
+    let recorder = try devices.startMicloop([
+      "record", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4", "--dir", out,
+      "--json",
+    ])
+    defer { recorder.signal(SIGKILL) }
+    #expect(recorder.waitForOutput("\"session_start\""))
+    let player = try devices.play(signal, into: "mic")
+    defer { player.signal(SIGTERM) }
+    #expect(recorder.waitForOutput("disk_full", timeout: 30))
+    try FileManager.default.removeItem(atPath: filler)
+    // A file opens again within the transmission (retried once a second).
+    #expect(
+      recorder.waitForOutput(timeout: 10) { $0.components(separatedBy: "\"open\"").count >= 3 })
+    usleep(1_000_000)
+    recorder.signal(SIGINT)
+    let result = recorder.result()
+    #expect(result.status == 1, "\(result.errorOutput)")
+    #expect(result.errorLines.count == 2, "\(result.errorOutput)")
+    #expect(result.errorLines.first?.contains("is full") == true, "\(result.errorOutput)")
+    let lines = RecordCommandTests.lines(result.output)
+    let kinds = lines.compactMap { $0["event"] as? String }
+    let gap = try #require(kinds.firstIndex(of: "gap"))
+    #expect(lines[gap]["reason"] as? String == "disk_full")
+    #expect(kinds[..<gap].contains("recording") && kinds[gap...].contains("recording"), "\(kinds)")
+    for recording in RecordCommandTests.events(lines, "recording") {
+      let name = try #require(recording["file"] as? String)
+      #expect(try MicLoopBinary.samples(out + "/" + name).count == recording["frames"] as? Int)
+    }
+  }
 }
