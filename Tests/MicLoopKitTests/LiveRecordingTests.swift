@@ -82,4 +82,96 @@ import TonePlans
     }
     try? FileManager.default.removeItem(atPath: directory)
   }
+  /// The recorder on a real live job (`LiveJob` on simulated devices with
+  /// reconnection): a transmission, the device lost for a while, another
+  /// transmission on the device that came back. Two files, one
+  /// `device_lost` gap as long as the job's own, and the index's spans
+  /// tiling stream time plus the gap.
+  @Test func aLiveJobWithALostDeviceMakesAGapBetweenTwoFiles() throws {
+    let rate = Double(LiveJobTests.rate)
+    var before = TransmissionScene(seconds: 3, floor: -50, seed: 31, rate: rate)
+    before.talk(at: 0.8, seconds: 1.0)
+    var after = TransmissionScene(seconds: 3, floor: -50, seed: 32, rate: rate)
+    after.talk(at: 0.5, seconds: 1.0)
+    let first = SimulatedDevicePair(
+      periodFrames: LiveJobTests.period,
+      clock: .realTime(periodSeconds: Double(LiveJobTests.period) / rate),
+      captureLoop: before.samples)
+    let second = SimulatedDevicePair(periodFrames: LiveJobTests.period, captureLoop: after.samples)
+    var recording = RecorderSettings()
+    recording.hang = 0.5
+    var settings = LiveRecordingFeed.jobSettings(
+      for: recording, detection: ToneDetectionSettings(), duration: 5.2,
+      recovery: DeviceRecovery(reconnects: true), captureBuffer: 20)
+    settings.recovery.retryInterval = 0.05
+    var opened = 0
+    var availableAgain = Double.infinity
+    var feeder: LiveJobTests.Feeder?
+    let job = try LiveJob(configuration: LiveJobTests.configuration(), settings: settings) {
+      () throws(DuplexError) -> SimulatedDevicePair in
+      opened += 1
+      if opened == 1 { return first }
+      guard MonotonicClock.seconds >= availableAgain else { throw LiveJobTests.unavailable() }
+      if feeder == nil { feeder = LiveJobTests.Feeder(second, delay: 0) }
+      return second
+    }
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "micloop-live-job-recording-\(getpid())-\(UUID().uuidString)"
+    ).path
+    var events = [RecorderEvent]()
+    let recorder = try Recorder(
+      settings: recording, sampleRate: rate, channelCount: 1, encoding: .float,
+      directory: directory, clock: StreamClock(sampleRate: rate), source: "sim:mic"
+    ) { events.append($0) }
+    var lost = false
+    let feed = LiveRecordingFeed(recorder: recorder, processor: job.processor) {
+      let time = Double(job.processor.framesProcessed.load(ordering: .acquiring)) / rate
+      if !lost && time >= 2.7 {
+        lost = true
+        first.inject(.deviceLost)
+        availableAgain = MonotonicClock.seconds + 0.4
+      }
+      return false
+    }
+    let outcome = try job.run(observer: feed)
+    feeder?.stopped.store(true, ordering: .relaxed)
+    feed.finish()
+
+    #expect(outcome.failure == nil)
+    let files = events.compactMap { if case .recording(let file) = $0 { file } else { nil } }
+    let gaps = events.compactMap {
+      if case .gap(let start, let frames, let reason, _) = $0 {
+        (start, frames, reason)
+      } else {
+        nil
+      }
+    }
+    #expect(files.count == 2, "\(files.map { ($0.startFrame, $0.frames) })")
+    #expect(gaps.count == 1 && gaps.first?.2 == .deviceLost, "\(gaps)")
+    if files.count == 2, let gap = gaps.first {
+      #expect(files[0].startFrame <= Int64(before.onsets[0]))
+      #expect(files[0].startFrame + files[0].frames <= gap.0)
+      // The second transmission, 0.5 s into the returned stream, after the gap.
+      let onset = gap.0 + gap.1 + Int64(after.onsets[0])
+      #expect(files[1].startFrame <= onset && files[1].startFrame >= onset - Int64(0.4 * rate))
+      // The gap lasted the device's absence: 0.4 s closed and the cycles around it.
+      #expect(Double(gap.1) / rate > 0.35 && Double(gap.1) / rate < 1.5, "\(gap.1) frames")
+    }
+    var position: Int64 = 0
+    for event in events {
+      switch event {
+      case .recording(let file):
+        #expect(file.startFrame == position)
+        position += file.frames
+      case .idle(let start, let frames), .blip(let start, let frames, _),
+        .gap(let start, let frames, _, _):
+        #expect(start == position)
+        position += frames
+      default: break
+      }
+    }
+    let streamFrames = Int64((outcome.duration * rate).rounded())
+    #expect(position == streamFrames + (gaps.first?.1 ?? 0))
+    try? FileManager.default.removeItem(atPath: directory)
+  }
 }
