@@ -164,6 +164,44 @@ import Testing
     #expect(session.summary?.frames == Int64(scene.samples.count))
   }
 
+  /// Two minutes of what is not a transmission: a fan (brown noise at
+  /// about -33 dBFS) with keyboard clicks (10 ms decaying bursts, 0.2–1.5 s
+  /// apart), or with squelch tails (150 ms of white noise at -10 dBFS every
+  /// 5–15 s): neither makes a file.
+  @Test(arguments: [true, false])
+  func clicksOrSquelchTailsOverAFanMakeNoFile(clicks: Bool) throws {
+    var scene = TransmissionScene(seconds: 120, floor: -70, seed: 13)
+    var random = SplitMix(seed: 14)
+    var brown: Float = 0
+    for index in scene.samples.indices {
+      brown = 0.995 * brown + Float.random(in: -0.004...0.004, using: &random)
+      scene.samples[index] += brown
+    }
+    var at = 0.5
+    while clicks && at < 119 {
+      let start = Int(at * Self.rate)
+      for offset in 0..<Int(0.01 * Self.rate) {
+        let t = Double(offset) / Self.rate
+        scene.samples[start + offset] += Float(
+          0.3 * exp(-t / 0.002) * sin(2 * Double.pi * 2_000 * t))
+      }
+      at += Double.random(in: 0.2...1.5, using: &random)
+    }
+    at = 3
+    while !clicks && at < 118 {
+      let start = Int(at * Self.rate)
+      for offset in 0..<Int(0.15 * Self.rate) {
+        scene.samples[start + offset] += Float.random(in: -0.3...0.3, using: &random)
+      }
+      at += Double.random(in: 5...15, using: &random)
+    }
+    let (session, _) = try record(scene)
+    #expect(
+      session.files.isEmpty,
+      "\(session.files.map { (Double($0.startFrame) / Self.rate, Double($0.frames) / Self.rate) })")
+    if !clicks { #expect(session.blips >= 8, "\(session.blips) blips") }
+  }
+
   /// While a transmission is being written its `.part` file is a valid
   /// WAV holding what was written so far (as after a crash); when it
   /// closes it is renamed, with a sidecar beside it.

@@ -76,6 +76,10 @@ public final class Recorder {
   private struct Transmission {
     var start: Int64
     var lastActiveEnd: Int64
+    /// Frames the trigger was active, pauses left out: what `minimum`
+    /// is measured against, so a squelch tail and a click a second later
+    /// are not a transmission.
+    var activeFrames: Int64 = 0
     var label: String
     var isConfirmed = false
     var file: RecordingFile?
@@ -136,12 +140,14 @@ public final class Recorder {
   /// What an end refinement looks at: the pause after the reported end
   /// (its floor) and the stretch before it.
   static let refineAfter = 0.1
-  static let refineBefore = 0.2
+  static let refineBefore = 0.4
   static let refineFrame = 0.01
   /// How far above the pause's floor (power ratio, 3 dB) still counts as sound:
   /// 6 dB cut the faint ends of words in 10 dB SNR noise, splitting pauses
   /// 200 ms shorter than the hang.
   static let refineRatio: Float = 2
+  /// How far above the pause's loudest 10 ms frame (power ratio, 1.8 dB).
+  static let refinePeakRatio: Float = 1.5
 
   /// Starts a session: makes `directory` (and its parents) when missing,
   /// takes stock of earlier recordings there, creates the session's index
@@ -469,7 +475,8 @@ public final class Recorder {
           if cursor >= due { split(at: cursor) } else { stop = min(stop, due) }
         }
         current!.lastActiveEnd = stop
-        if !current!.isConfirmed && stop - current!.start >= minimum { confirm() }
+        current!.activeFrames += stop - cursor
+        if !current!.isConfirmed && current!.activeFrames >= minimum { confirm() }
         cursor = stop
       case .hang(let since):
         let expiry = since + hang
@@ -514,7 +521,8 @@ public final class Recorder {
     {
       label = call.label
     }
-    current = Transmission(start: start, lastActiveEnd: frame, label: label)
+    current = Transmission(
+      start: start, lastActiveEnd: frame, activeFrames: frame - start, label: label)
     phase = .active
   }
 
@@ -985,10 +993,13 @@ public final class Recorder {
       position += frame
     }
     floors.sort()
-    let floor = floors[floors.count / 2]
+    // Over the pause's median by the ratio, and over its loudest frame
+    // too: a fluctuating background (a fan's rumble) is not sound.
+    let threshold = max(
+      floors[floors.count / 2] * Self.refineRatio, floors.last! * Self.refinePeakRatio)
     position = end - frame
     while position >= end - before {
-      if power(position) >= floor * Self.refineRatio { return position + frame }
+      if power(position) >= threshold { return position + frame }
       position -= frame
     }
     return end
