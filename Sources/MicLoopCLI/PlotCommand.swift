@@ -64,6 +64,9 @@ struct Plot: ParsableCommand {
     let format = PlotFormat(path: output)!
     let reader: AudioFileReader
     do { reader = try AudioFileReader(path: input) } catch { throw CommandFailure(error) }
+    if loudness {
+      try LoudnessRate.check(file: input, rate: reader.sampleRate, option: "--loudness")
+    }
     let layout = PlotLayout(width: width, height: height)
     var settings = PlotAnalysis.Settings()
     settings.columns = 2 * layout.levels.width

@@ -217,6 +217,22 @@ import Testing
     #expect(result.errorLines.count == 1, "\(result.errorOutput)")
     #expect(result.errorOutput.contains("10000000 Hz"), "\(result.errorOutput)")
   }
+
+  /// Below telephone rate BS.1770 loudness is not defined (the weighting
+  /// runs away): meter and plot refuse --loudness in one line; the level
+  /// meter alone still reads the file.
+  @Test func loudnessBelowTelephoneRateIsRefusedInOneLine() throws {
+    let path = file("four-kilohertz.wav")
+    try MicLoopBinary.shell(["sox", "-n", "-r", "4000", path, "synth", "2", "sine", "440"])
+    for command in [["meter"], ["plot", "--output", file("low.png")]] {
+      let result = try MicLoopBinary.run(command + ["--input", path, "--loudness"])
+      #expect(result.exitedNormally && result.status != 0, "\(command): \(result.output)")
+      #expect(result.errorLines.count == 1, "\(command): \(result.errorOutput)")
+      #expect(result.errorOutput.contains("8000 Hz"), "\(result.errorOutput)")
+    }
+    let levels = try MicLoopBinary.run(["meter", "--input", path])
+    #expect(levels.status == 0, "\(levels.errorOutput)")
+  }
 }
 
 /// Inputs that are not what they seem: endless devices, live streams,
