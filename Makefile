@@ -97,7 +97,7 @@ feedback-eval: build
 	@test -f .build/feedback-eval/music.wav || $(PYTHON) Scripts/feedback_signals.py .build/feedback-eval
 	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval --check
 
-## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line), the same 54,000 inputs every run
+## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line), the same 71,000 inputs every run
 fuzz-check: setup
 	SWIFT=$(SWIFT) bash Scripts/fuzz.sh check
 
