@@ -204,7 +204,7 @@ struct Meter: ParsableCommand {
     if outcome.summary.invalidSamples > 0 {
       throw CommandFailure(
         message:
-          "\(input): \(outcome.summary.invalidSamples) NaN or infinite samples were ignored; the levels cover the valid samples; the file is damaged, re-export it",
+          "\(input): \(outcome.summary.invalidSamples) NaN, infinite or impossibly loud (beyond +60 dBFS) samples were ignored; the levels cover the valid samples; the file is damaged, re-export it",
         status: 65)
     }
   }

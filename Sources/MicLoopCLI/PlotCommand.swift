@@ -109,7 +109,7 @@ struct Plot: ParsableCommand {
     if data.invalidSamples > 0 {
       throw CommandFailure(
         message:
-          "\(input): \(data.invalidSamples) NaN or infinite samples were drawn as silence; the file is damaged, re-export it",
+          "\(input): \(data.invalidSamples) NaN, infinite or impossibly loud (beyond +60 dBFS) samples were drawn as silence; the file is damaged, re-export it",
         status: 65)
     }
   }

@@ -430,6 +430,36 @@ import Testing
     #expect(FileManager.default.fileExists(atPath: picture))
   }
 
+  /// Float samples beyond +60 dBFS are damaged data, like NaN: the meter
+  /// reads the tone around them and says so in one line (status 65);
+  /// subnormal samples are silence, with neither peak nor RMS.
+  @Test func damagedAndSubnormalSamplesAreNotMeteredAsSound() throws {
+    var samples = (0..<48_000).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }
+    samples[1_000] = 3.4e38
+    samples[2_000] = 1e38
+    let damaged = file("damaged.wav")
+    let subnormal = file("subnormal.wav")
+    for (path, content) in [
+      (damaged, samples),
+      (subnormal, (0..<48_000).map { Float.leastNonzeroMagnitude * Float($0 % 3) }),
+    ] {
+      let writer = try AudioFileWriter(
+        path: path, sampleRate: 48_000, channelCount: 1, encoding: .float)
+      try writer.write(content)
+      writer.close()
+    }
+    let loud = try MicLoopBinary.run(["meter", "--input", damaged, "--json"])
+    #expect(loud.status == 65 && loud.errorLines.count == 1, "\(loud.errorOutput)")
+    #expect(loud.errorOutput.contains("2 NaN, infinite or impossibly loud"), "\(loud.errorOutput)")
+    let summary = loud.lastJSONObject
+    #expect(abs(((summary?["peak_dbfs"] as? Double) ?? 99) - -6.02) < 0.1, "\(loud.output)")
+    let quiet = try MicLoopBinary.run(["meter", "--input", subnormal, "--json"])
+    #expect(quiet.status == 0, "\(quiet.errorOutput)")
+    #expect(
+      quiet.lastJSONObject?["peak_dbfs"] is NSNull && quiet.lastJSONObject?["rms_dbfs"] is NSNull,
+      "\(quiet.output)")
+  }
+
   /// Every failure to write names its reason and fix in one line, and
   /// leaves no file, partial or temporary, behind.
   @Test func writeFailuresNameTheReasonAndLeaveNothing() throws {
