@@ -41,7 +41,7 @@ import Testing
     return client
   }
 
-  @Test(.tags(.live, .jack), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  @Test(.tags(.live, .jack), .needsSoundServer)
   func jackCyclesNeverAllocate() throws {
     let server = try PrivateJackServer(periodFrames: 64)
     defer { server.stop() }
@@ -50,7 +50,7 @@ import Testing
     #expect(client.allocations.load(ordering: .acquiring) == 0)
   }
 
-  @Test(.tags(.live, .pipewire), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  @Test(.tags(.live, .pipewire), .needsSoundServer)
   func pipeWireCyclesNeverAllocate() throws {
     let server = try PrivatePipeWire()
     defer { server.stop() }
@@ -61,7 +61,7 @@ import Testing
 
   /// The node's clock comes from the graph: every period is the quantum
   /// asked for, and sample time advances by it.
-  @Test(.tags(.live, .pipewire), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  @Test(.tags(.live, .pipewire), .needsSoundServer)
   func pipeWireRunsTheQuantumAskedFor() throws {
     let server = try PrivatePipeWire()
     defer { server.stop() }

@@ -7,7 +7,7 @@ import Testing
 /// ALSA devices on a private PulseAudio server.
 @Suite(
   .serialized, .tags(.live, .pulseaudio),
-  .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment)) struct ExamplesTests
+  .needsSoundServer) struct ExamplesTests
 {
   let directory: URL
 

@@ -7,7 +7,7 @@ import Testing
 /// suite is serialized and names its servers alone (JACK's registry holds
 /// few names), so no two servers of one name ever run at once.
 @Suite(
-  .serialized, .tags(.live, .jack), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  .serialized, .tags(.live, .jack), .needsSoundServer)
 struct JackLiveTests {
   /// Lets `meter` read 2 s more once sound reaches it (connecting ports
   /// takes a loaded machine seconds), then stops it for its summary.
@@ -92,7 +92,7 @@ struct JackLiveTests {
 /// Recording and live decoding on JACK, on servers of another name
 /// than `JackLiveTests`' so that the two suites may run side by side.
 @Suite(
-  .serialized, .tags(.live, .jack), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  .serialized, .tags(.live, .jack), .needsSoundServer)
 struct JackCaptureTests {
   let directory: URL
 

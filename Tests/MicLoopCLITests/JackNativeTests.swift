@@ -9,7 +9,7 @@ import Testing
 /// test starts them one after the other and lets `jack:PATTERN` names
 /// connect them.
 @Suite(
-  .serialized, .tags(.live, .jack), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  .serialized, .tags(.live, .jack), .needsSoundServer)
 struct JackNativeTests {
   let directory: URL
 

@@ -15,7 +15,7 @@ import Testing
 /// the buffering goes without an xrun is measured by `make bench`.
 @Suite(
   .serialized, .tags(.live, .pulseaudio),
-  .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment)) struct LiveLoopbackTests
+  .needsSoundServer) struct LiveLoopbackTests
 {
   let directory: URL
 
@@ -167,7 +167,7 @@ import Testing
 /// Faults on real devices: one line on stderr, the right exit status, a valid file.
 @Suite(
   .serialized, .tags(.live, .pulseaudio),
-  .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment)) struct LiveFaultTests
+  .needsSoundServer) struct LiveFaultTests
 {
   @Test func unknownDeviceAndUnsupportedRateAreOneLineErrors() throws {
     let devices = try VirtualDevices()

@@ -7,7 +7,7 @@ import Testing
 /// silence and a tone; the test reads the screen.
 @Suite(
   .serialized, .tags(.live, .pulseaudio),
-  .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment)) struct LiveMeterScreenTests
+  .needsSoundServer) struct LiveMeterScreenTests
 {
   /// One captured screen of the pane.
   struct Screen {

@@ -5,7 +5,7 @@ import Testing
 /// The live tests on PipeWire: micloop's ALSA devices through the
 /// `pipewire` plugin on a private server with two null sinks.
 @Suite(
-  .serialized, .tags(.live, .pipewire), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment)
+  .serialized, .tags(.live, .pipewire), .needsSoundServer
 ) struct PipeWireLiveTests {
   func peak(_ result: MicLoopBinary.Result) throws -> Double {
     try #require(result.lastJSONObject?["peak_dbfs"] as? Double, "\(result.output)")
@@ -56,7 +56,7 @@ import Testing
 
 /// Recording, live decoding and latency on PipeWire.
 @Suite(
-  .serialized, .tags(.live, .pipewire), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment)
+  .serialized, .tags(.live, .pipewire), .needsSoundServer
 ) struct PipeWireCaptureTests {
   let directory: URL
 

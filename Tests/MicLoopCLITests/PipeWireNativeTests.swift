@@ -6,7 +6,7 @@ import Testing
 /// PipeWire server with its null sinks `mic` and `spk`: `pw:mic` plays
 /// into the microphone sink, and captures from its monitor.
 @Suite(
-  .serialized, .tags(.live, .pipewire), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment)
+  .serialized, .tags(.live, .pipewire), .needsSoundServer
 ) struct PipeWireNativeTests {
   let directory: URL
 

@@ -64,7 +64,7 @@ import Testing
   }
 
   /// Live: the tone heard on the speaker's monitor has the requested level.
-  @Test(.tags(.live, .pulseaudio), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  @Test(.tags(.live, .pulseaudio), .needsSoundServer)
   func toneOnTheVirtualSpeakerHasTheRequestedLevel() throws {
     let devices = try VirtualDevices()
     // The tone plays first and outlasts the meter: no stream starts or
@@ -92,7 +92,7 @@ import Testing
 
   /// Live: DTMF sent into the virtual microphone is recorded by loopback and
   /// decoded exactly by multimon-ng.
-  @Test(.tags(.live, .pulseaudio), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  @Test(.tags(.live, .pulseaudio), .needsSoundServer)
   func dtmfSentIntoTheVirtualMicrophoneIsDecoded() throws {
     let devices = try VirtualDevices()
     let signal = file("dtmf.wav")

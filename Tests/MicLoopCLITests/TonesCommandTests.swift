@@ -114,7 +114,7 @@ import Testing
 
   /// Live: what `send` plays into the virtual microphone, `tones` decodes
   /// from its monitor — DTMF, a 5-tone call and Handshake text.
-  @Test(.tags(.live, .pulseaudio), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  @Test(.tags(.live, .pulseaudio), .needsSoundServer)
   func sentIntoTheVirtualMicrophoneIsDecodedLive() throws {
     let devices = try VirtualDevices()
     let signal = file("sent.wav")
@@ -146,7 +146,7 @@ import Testing
   /// another, each a new stream waking the idle sink. Every key of every
   /// call is decoded (the sink's monitor delivers in bursts that once
   /// looked like a stuck stream, and restarting it lost a key or two).
-  @Test(.tags(.live, .pulseaudio), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  @Test(.tags(.live, .pulseaudio), .needsSoundServer)
   func everyKeyOfCallsSentOneAfterAnotherIsDecodedLive() throws {
     let devices = try VirtualDevices()
     let calls = 8
@@ -177,7 +177,7 @@ import Testing
   }
 
   /// Live: loopback decodes while it monitors.
-  @Test(.tags(.live, .pulseaudio), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  @Test(.tags(.live, .pulseaudio), .needsSoundServer)
   func loopbackDecodesWhileMonitoring() throws {
     let devices = try VirtualDevices()
     let result = try LiveAttempts.run {
