@@ -480,7 +480,7 @@ final class CTCSSDetector {
 
   private func decoded(_ tone: Active) -> DecodedTone {
     DecodedTone(
-      plan: plan, time: max(0, tone.start), duration: tone.lastSeen - tone.start, symbol: "~",
+      plan: plan, kind: .subAudible, time: max(0, tone.start), duration: tone.lastSeen - tone.start, symbol: "~",
       frequencies: [tones[tone.tone]], levels: [tone.peakLevel])
   }
 }

@@ -321,9 +321,9 @@ public final class ToneDecoder {
   /// Gives `event` to `emit`, a siren signal with the ZVEI call just before it.
   private func link(_ event: ToneDecoderEvent, to emit: (ToneDecoderEvent) -> Void) {
     guard case .sequence(var sequence) = event else { return emit(event) }
-    if TonePlan.named(sequence.plan)?.isZVEI == true {
+    if sequence.kind == .sequential && TonePlan.named(sequence.plan)?.isZVEI == true {
       lastCall = sequence
-    } else if sequence.plan == TonePlan.siren.name, let call = lastCall {
+    } else if sequence.kind == .alarm, let call = lastCall {
       let pause = sequence.time - (call.time + call.duration)
       if pause >= -0.2 && pause <= 1 { sequence.call = call.text }
     }

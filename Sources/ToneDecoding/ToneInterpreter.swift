@@ -49,7 +49,7 @@ struct ToneInterpreter {
       emit(
         .sequence(
           DecodedSequence(
-            plan: plan.name, time: signal.start, duration: signal.duration,
+            plan: plan.name, kind: plan.kind.planKind, time: signal.start, duration: signal.duration,
             text: names[run.symbol], symbols: String(character(run.symbol)))))
     case .dualTone, .arbitrary, .subAudible:
       let shortest = settings.minimumDuration ?? 0.031
@@ -147,7 +147,7 @@ struct ToneInterpreter {
   private func decoded(_ run: ToneRun, duration: Double? = nil) -> DecodedTone {
     let isDual = run.levels.1.isFinite && plan.soundsTwoTones
     return DecodedTone(
-      plan: plan.name, time: run.start, duration: duration ?? run.duration,
+      plan: plan.name, kind: plan.kind.planKind, time: run.start, duration: duration ?? run.duration,
       symbol: character(run.symbol),
       frequencies: isDual ? [run.frequencies.0, run.frequencies.1] : [run.frequencies.0],
       levels: isDual ? [run.levels.0, run.levels.1] : [run.levels.0])
@@ -227,7 +227,7 @@ struct ToneInterpreter {
     emit(
       .sequence(
         DecodedSequence(
-          plan: plan.name, time: pending[0].start, duration: pending.last!.end - pending[0].start,
+          plan: plan.name, kind: plan.kind.planKind, time: pending[0].start, duration: pending.last!.end - pending[0].start,
           text: text, symbols: symbols)))
   }
 
@@ -253,7 +253,7 @@ struct ToneInterpreter {
     emit(
       .sequence(
         DecodedSequence(
-          plan: plan.name, time: first.start, duration: pending.last!.end - first.start,
+          plan: plan.name, kind: plan.kind.planKind, time: first.start, duration: pending.last!.end - first.start,
           text: text, symbols: text)))
   }
 }
