@@ -52,10 +52,25 @@ public struct DuplexConfiguration: Sendable, Equatable {
     public init() {}
   }
 
+  /// Which buses a unit runs: both, or one alone.
+  public enum Direction: Sendable, Equatable {
+    /// Capture (bus 1) and playback (bus 0), as a monitor or a loopback needs.
+    case duplex
+    /// Capture only: a meter, a recorder, a decoder.
+    case capture
+    /// Playback only: a tone generator.
+    case playback
+  }
+
+  /// The buses the unit runs; chosen when the configuration is made, so an
+  /// input can never be forgotten (a unit with no input plays silence).
+  public var direction: Direction
   public var captureDevice = "default"
   public var playbackDevice = "default"
-  public var isInputEnabled = false
-  public var isOutputEnabled = true
+  /// Whether the capture bus (1) runs.
+  public var isInputEnabled: Bool { direction != .playback }
+  /// Whether the playback bus (0) runs.
+  public var isOutputEnabled: Bool { direction != .capture }
   public var sampleRate = 48_000
   public var inputChannelCount = 1
   public var outputChannelCount = 1
@@ -70,7 +85,15 @@ public struct DuplexConfiguration: Sendable, Equatable {
   public var settlingTime = 0.25
   public var alsa = ALSA()
 
-  public init() {}
+  /// A configuration of `direction` with every other field at its default.
+  public init(_ direction: Direction) { self.direction = direction }
+
+  /// Capture and playback.
+  public static var duplex: DuplexConfiguration { DuplexConfiguration(.duplex) }
+  /// Capture only.
+  public static var capture: DuplexConfiguration { DuplexConfiguration(.capture) }
+  /// Playback only.
+  public static var playback: DuplexConfiguration { DuplexConfiguration(.playback) }
 
   /// The preferred I/O buffer duration in seconds (period × count).
   public var preferredBufferDuration: Double {
@@ -154,6 +177,30 @@ public final class IOStatistics: Sendable {
   public init() {}
 
   public var xruns: Int { overruns.load(ordering: .relaxed) + underruns.load(ordering: .relaxed) }
+
+  /// The counters as plain values, read now (any thread).
+  public func snapshot() -> IOStatisticsSnapshot {
+    IOStatisticsSnapshot(
+      periods: periods.load(ordering: .relaxed), overruns: overruns.load(ordering: .relaxed),
+      underruns: underruns.load(ordering: .relaxed),
+      settlingXruns: settlingXruns.load(ordering: .relaxed),
+      driftCorrectedFrames: driftCorrectedFrames.load(ordering: .relaxed),
+      maximumOutputDelay: maximumOutputDelay.load(ordering: .relaxed),
+      lostFrames: lostFrames.load(ordering: .relaxed))
+  }
+}
+
+/// `IOStatistics` at one moment, as plain values.
+public struct IOStatisticsSnapshot: Sendable, Equatable {
+  public var periods: Int
+  public var overruns: Int
+  public var underruns: Int
+  public var settlingXruns: Int
+  public var driftCorrectedFrames: Int
+  public var maximumOutputDelay: Int
+  public var lostFrames: Int
+  /// Overruns and underruns.
+  public var xruns: Int { overruns + underruns }
 }
 
 /// A bus of the unit, numbered as in RemoteIO: 0 plays, 1 captures.

@@ -64,7 +64,7 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
   private let fault = Atomic<Int>(0)
   private let woken = Atomic<Bool>(false)
   private let available: UnsafeMutablePointer<sem_t>
-  private var configuration = DuplexConfiguration()
+  private var configuration = DuplexConfiguration(.playback)
   private var nextDeadline = timespec()
   private var lastFrame: UnsafeMutablePointer<Float>
   /// A period of the room's microphone, or of playback decoded for it.

@@ -31,7 +31,7 @@ public final class SimulatedServer: DuplexBackend, @unchecked Sendable {
 
   private unowned(unsafe) var handler: (any ServerCycleHandler)?
   private let isStarted = Atomic<Bool>(false)
-  private var configuration = DuplexConfiguration()
+  private var configuration = DuplexConfiguration(.playback)
   private var capture = UnsafeMutablePointer<Float>.allocate(capacity: 0)
   private var playback = UnsafeMutablePointer<Float>.allocate(capacity: 0)
   private var hasWritten = false

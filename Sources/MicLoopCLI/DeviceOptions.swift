@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioFiles
 import DuplexIO
+import MicLoopKit
 
 /// Device options, as aplay/arecord spell them; `jack…` and `pw…` names
 /// choose the native JACK and PipeWire backends (`DeviceRoute`).
@@ -79,13 +80,11 @@ struct DeviceOptions: ParsableArguments {
   /// otherwise: on a busy machine nothing it plays can underrun and a
   /// sound server never drops what it captured (a server's overrun is
   /// invisible to ALSA).
-  func configuration(input: Bool, output: Bool) -> DuplexConfiguration {
-    let oneWay = input != output
-    var configuration = DuplexConfiguration()
+  func configuration(_ direction: DuplexConfiguration.Direction) -> DuplexConfiguration {
+    let oneWay = direction != .duplex
+    var configuration = DuplexConfiguration(direction)
     configuration.captureDevice = captureDevice
     configuration.playbackDevice = playbackDevice
-    configuration.isInputEnabled = input
-    configuration.isOutputEnabled = output
     configuration.sampleRate = rate
     configuration.inputChannelCount = channels
     configuration.outputChannelCount = channels

@@ -1,4 +1,5 @@
 import DuplexIO
+import MicLoopKit
 import TonePlans
 
 /// The library reports what failed; the command line adds what to do about
@@ -50,6 +51,20 @@ extension TonePlanError {
     case .aboveNyquist: return description + "; use a higher --rate or other characters"
     case .emptyMessage: return description + ": give the text to send"
     case .unknownSymbols, .tonesTooLow, .invalidPlan: return description
+    }
+  }
+}
+
+extension LiveJobError {
+  /// One line for standard error: the failure and its fix.
+  var commandLineMessage: String {
+    switch self {
+    case .device(let error): return error.commandLineMessage
+    case .tones(let error): return error.commandLineMessage()
+    case .recording(let error): return error.description
+    case .formatChanged(let sampleRate, let channelCount):
+      return
+        "the device came back as \(sampleRate) Hz, \(channelCount) channels, not as it was; start again"
     }
   }
 }

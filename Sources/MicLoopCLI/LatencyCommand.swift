@@ -47,7 +47,7 @@ struct Latency: ParsableCommand {
   }
 
   func run() throws {
-    var configuration = devices.configuration(input: true, output: true)
+    var configuration = devices.configuration(.duplex)
     let probe: LatencyProbe
     let measured: (GrantedConfiguration, ServerLatency?)?
     if let room {

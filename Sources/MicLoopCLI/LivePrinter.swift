@@ -10,8 +10,7 @@ final class LivePrinter {
   enum Mode { case terminal, lines, json }
   let mode: Mode
   private var view = LiveMeterView()
-  private var segments = [(start: Double, end: Double)]()
-  private var openStart: Double?
+  private var talk = TalkSegments()
   private let human = HumanMeterFormat()
   private var lastReading: LevelReading?
   private var status = ""
@@ -43,14 +42,13 @@ final class LivePrinter {
       redraw(reading)
     case (.lines, .level(let reading)):
       StandardOutput.write(human.line(for: reading), flush: true)
-    case (_, .talkStart(let time)):
-      openStart = time
-    case (_, .talkEnd(let time)):
-      segments.append((openStart ?? time, time))
-      openStart = nil
+    case (_, .talkStart), (_, .talkEnd):
+      talk.take(event)
     case (_, .summary(let summary)):
       endLine()
-      for line in human.summaryLines(summary, segments: segments) { StandardOutput.write(line) }
+      for line in human.summaryLines(summary, segments: talk.closed) {
+        StandardOutput.write(line)
+      }
       StandardOutput.flush()
     }
   }

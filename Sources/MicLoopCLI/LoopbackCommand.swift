@@ -3,8 +3,8 @@ import AudioFiles
 import Console
 import DuplexIO
 import Metering
-import SignalDSP
 import MicLoopKit
+import SignalDSP
 
 #if canImport(Glibc)
   import Glibc
@@ -95,17 +95,17 @@ struct Loopback: ParsableCommand {
     }
     if let room, let input {
       try RoomRunner.run(
-        configuration: devices.configuration(input: true, output: true), settings: settings,
+        configuration: devices.configuration(.duplex), settings: settings,
         room: room, talker: input, record: record, duration: duration?.value, json: json,
         showsMeter: meter || json)
       return
     }
     try LiveRunner.run(
-      configuration: devices.configuration(input: true, output: true), settings: settings,
+      configuration: devices.configuration(.duplex), settings: settings,
       record: record,
       duration: duration?.value, json: json, showsMeter: meter || json, acceptsKeys: true,
       tones: try tones.map {
-        LiveTones(
+        ToneReporting(
           plans: try TonePlanList.parse($0), decisions: decisions, printsSummary: false)
       }, recovery: devices.recovery)
   }
@@ -117,17 +117,5 @@ enum ProcessInfoLite {
   static func getenvString(_ name: String) -> String? {
     guard let value = getenv(name) else { return nil }
     return String(cString: value)
-  }
-}
-
-extension SampleFormat {
-  /// The file encoding that keeps every bit of this device format.
-  var fileEncoding: AudioFileEncoding {
-    switch self {
-    case .s16: return .pcm16
-    case .s24, .s24Packed: return .pcm24
-    case .s32: return .pcm32
-    case .float: return .float
-    }
   }
 }

@@ -18,7 +18,7 @@ enum RoomRunner {
     let talker = try RoomFiles.talker(talkerPath, rate: response.rate, room: roomPath)
     var configuration = configuration
     configuration.sampleRate = response.rate
-    configuration.isInputEnabled = true
+    configuration.direction = .duplex
     configuration.settlingTime = 0
     configuration.alsa.usesRealtimePriority = false
     let seconds = duration ?? max(Double(talker.count) / Double(response.rate), 0.001)
@@ -30,36 +30,25 @@ enum RoomRunner {
     let room = SimulatedRoom(impulseResponse: response.samples, talker: talker)
     let device = SimulatedDevicePair(
       periodFrames: configuration.periodFrames, clock: .freeRunning, format: .float, room: room)
-    let session: LiveSession<SimulatedDevicePair>
+    var jobSettings = LiveJobSettings()
+    jobSettings.live = settings
+    jobSettings.duration = seconds
+    jobSettings.recordingPath = record
+    let job: LiveJob<SimulatedDevicePair>
     do {
-      session = try LiveSession(configuration: configuration, backend: device, settings: settings)
+      job = try LiveJob(configuration: configuration, settings: jobSettings) { device }
     } catch { throw CommandFailure(message: error.commandLineMessage) }
-    var recorder: AudioFileWriter?
-    if let record {
-      do {
-        recorder = try AudioFileWriter(
-          path: record, sampleRate: Double(response.rate),
-          channelCount: configuration.inputChannelCount, encoding: .float)
-      } catch { throw CommandFailure(message: error.description) }
-    }
     let printer = LivePrinter(json: json)
-    if let granted = session.unit.granted {
+    if let granted = job.granted {
       printer.start(granted, capture: "simulated room \(roomPath)", playback: "its speaker")
     }
-    var notches = 0
-    var ducks = 0
-    let outcome: LiveSession<SimulatedDevicePair>.Outcome
+    let observer = RoomObserver(printer: printer, showsMeter: showsMeter)
+    let outcome: LiveJob<SimulatedDevicePair>.Outcome
     do {
-      outcome = try session.run(
-        duration: seconds, recorder: recorder,
-        shouldStop: { interruptRequested.load(ordering: .relaxed) },
-        onEvent: { event in if showsMeter { printer.show(event) } },
-        onFeedback: { event in
-          if event.action == .notch { notches += 1 }
-          if event.action == .duck { ducks += 1 }
-          printer.feedback(event)
-        })
+      outcome = try job.run(observer: observer)
     } catch { throw CommandFailure(message: error.commandLineMessage) }
+    let notches = observer.notches
+    let ducks = observer.ducks
     printer.endLine()
     let peak = Decibels.fromAmplitude(Double(room.speakerPeak))
     if json {
@@ -76,4 +65,31 @@ enum RoomRunner {
     StandardOutput.flush()
     if let failure = outcome.recordingFailure { throw CommandFailure(message: failure.description) }
   }
+}
+
+/// Prints what the job in the simulated room reports and counts the
+/// guard's notches and ducks. Control thread.
+private final class RoomObserver: LiveJobObserver {
+  let printer: LivePrinter
+  let showsMeter: Bool
+  private(set) var notches = 0
+  private(set) var ducks = 0
+
+  init(printer: LivePrinter, showsMeter: Bool) {
+    self.printer = printer
+    self.showsMeter = showsMeter
+  }
+
+  func handle(_ event: LiveJobEvent) {
+    switch event {
+    case .meter(let meter): if showsMeter { printer.show(meter) }
+    case .feedback(let feedback):
+      if feedback.action == .notch { notches += 1 }
+      if feedback.action == .duck { ducks += 1 }
+      printer.feedback(feedback)
+    default: break
+    }
+  }
+
+  func shouldStop() -> Bool { interruptRequested.load(ordering: .relaxed) }
 }

@@ -83,7 +83,7 @@ struct Send: ParsableCommand {
         "Wrote \(plan.name) \"\(symbols)\", \(written) frames (\(seconds) s) to \(output)")
       return
     }
-    let configuration = devices.configuration(input: false, output: true)
+    let configuration = devices.configuration(.playback)
     try TonePlayback.play(
       source, configuration: configuration,
       announce:

@@ -85,7 +85,7 @@ struct Tone: ParsableCommand {
       )
       return
     }
-    let configuration = devices.configuration(input: false, output: true)
+    let configuration = devices.configuration(.playback)
     try TonePlayback.play(
       source, configuration: configuration,
       announce: "Playing \(description) at \(level) on \(configuration.playbackDevice)"

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Console
+import MicLoopKit
 import ToneDecoding
 import TonePlans
 
@@ -135,47 +136,29 @@ extension String {
   }
 }
 
-/// What a live job decodes, and its tallies for the summary. Control thread.
-final class LiveTones {
-  let plans: [TonePlan]
-  let settings: ToneDetectionSettings
-  private var repeats: RepeatSuppressor
+/// What a job that reports tones does beside printing them: the
+/// `--exec` command for each event, and the summary line. The decoding,
+/// repeat suppression and tallies are the library's (`ToneTally`).
+/// Control thread.
+final class ToneReporting {
+  let tones: LiveToneSettings
   /// Print a summary at the end (the tones command; loopback has its own).
   let printsSummary: Bool
-  private(set) var toneCount = 0
-  private(set) var sequenceCount = 0
   /// The `--exec` command, when given.
   private let hook: EventHook?
 
   init(plans: [TonePlan], decisions: ToneReportOptions, printsSummary: Bool) {
     hook = decisions.exec.map { EventHook(command: $0) }
-    self.plans = plans
-    settings = decisions.settings
-    repeats = RepeatSuppressor(window: decisions.repeatWindow.value)
+    tones = LiveToneSettings(
+      plans: plans, detection: decisions.settings, repeatWindow: decisions.repeatWindow.value)
     self.printsSummary = printsSummary
   }
 
-  /// Counts and hands on `event` unless it repeats a call just reported.
-  func admit(_ event: ToneDecoderEvent, then report: (ToneDecoderEvent) -> Void) {
-    repeats.filter(event) { admitted in
-      switch admitted {
-      case .tone: toneCount += 1
-      case .toneStart: break
-      case .sequence, .page: sequenceCount += 1
-      }
-      report(admitted)
-      hook?.run(admitted)
-    }
-  }
+  /// A tally for decoding a file with these settings.
+  func makeTally() -> ToneTally { ToneTally(plans: tones.plans, repeatWindow: tones.repeatWindow) }
 
-  /// Hands on what is still held at the end of the stream.
-  func finish(then report: (ToneDecoderEvent) -> Void) {
-    repeats.finish { admitted in
-      if case .tone = admitted { toneCount += 1 }
-      report(admitted)
-      hook?.run(admitted)
-    }
-  }
+  /// Runs the `--exec` command for an event that was reported.
+  func reported(_ event: ToneDecoderEvent) { hook?.run(event) }
 
   /// Waits for the `--exec` commands still running (at the end of a job).
   func waitForCommands() { hook?.finish() }
@@ -183,8 +166,11 @@ final class LiveTones {
   /// Looks after the `--exec` commands between events (control loop).
   func pollCommands() { hook?.poll() }
 
-  func summaryLine(duration: Double, xruns: Int? = nil) -> String {
-    "Decoded \(toneCount) tone\(toneCount == 1 ? "" : "s") and \(sequenceCount) sequence\(sequenceCount == 1 ? "" : "s") in \(DecimalFormatting.fixed(duration, places: 2)) s"
+  static func summaryLine(_ tally: ToneTally, duration: Double, xruns: Int? = nil) -> String {
+    let tones = tally.toneCount
+    let sequences = tally.sequenceCount
+    return
+      "Decoded \(tones) tone\(tones == 1 ? "" : "s") and \(sequences) sequence\(sequences == 1 ? "" : "s") in \(DecimalFormatting.fixed(duration, places: 2)) s"
       + (xruns.map { ", \($0) xruns" } ?? "")
   }
 }

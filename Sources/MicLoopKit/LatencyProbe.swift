@@ -95,7 +95,7 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
   }
 
   public func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
-    input.render(into: inputBuffer.baseAddress!)
+    input.render(into: inputBuffer)
     let start = Int(timeStamp.sampleTime)
     let channels = input.channelCount
     for frame in 0..<input.frameCount where start + frame < totalFrames {

@@ -150,8 +150,9 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   /// The howl guard in the output path (made by `prepare` when the
   /// settings ask for one; its state belongs to the audio thread).
   public private(set) var howlGuard: HowlGuard?
-  /// The captured input, interleaved, for a recording (when enabled).
-  public private(set) var recording: SPSCRing<Float>?
+  /// The captured input, interleaved, with the stream frame of each
+  /// period, for a recording (when enabled).
+  public private(set) var recording: CaptureRing?
   /// The captured input folded to mono, for analysis on the control thread.
   public private(set) var analysis: SPSCRing<Float>?
   /// Frames captured so far.
@@ -228,7 +229,9 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     }
     let ringFrames = Int(settings.recordingBuffer * Double(format.sampleRate))
     analysis = settings.isAnalyzing ? SPSCRing(capacity: ringFrames) : nil
-    recording = settings.isRecording ? SPSCRing(capacity: ringFrames * format.channelCount) : nil
+    recording =
+      settings.isRecording
+      ? CaptureRing(frames: ringFrames, channelCount: format.channelCount) : nil
     // Prepared again for a device that came back in the same format, the
     // meter carries on: its stream time, talk state and totals continue.
     if let meter, meter.sampleRate == Double(format.sampleRate),
@@ -257,13 +260,13 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
 
   public func inputAvailable(_ captured: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
     let base = input.baseAddress!
-    captured.render(into: base)
+    captured.render(into: input)
     let remaining =
       frameLimit.load(ordering: .relaxed) - framesProcessed.load(ordering: .relaxed)
     let frames = min(captured.frameCount, max(0, remaining))
     guard frames > 0 else { return }
-    let samples = frames * format.channelCount
-    recording?.push(base, count: samples)
+    recording?.push(
+      base, frames: frames, at: Int64(framesProcessed.load(ordering: .relaxed)))
     if let analysis {
       MonoMix.mix(
         base, frameCount: frames, channelCount: format.channelCount,

@@ -109,6 +109,9 @@ public final class ToneSource: DuplexClient, @unchecked Sendable {
     }
   }
 
+  /// Playback only: no input to take (audio thread).
+  public func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {}
+
   public func renderOutput(
     _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool
   ) {

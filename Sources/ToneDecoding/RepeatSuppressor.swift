@@ -22,11 +22,6 @@ public struct RepeatSuppressor: Sendable {
     self.window = window
   }
 
-  /// The same as `init(window:)`: the events name their kind, whatever the plans.
-  public init(plans: [TonePlan], window: Double) {
-    self.init(window: window)
-  }
-
   /// Passes `event` on through `emit`, or holds or drops it.
   public mutating func filter(_ event: ToneDecoderEvent, emit: (ToneDecoderEvent) -> Void) {
     guard window > 0 else { return emit(event) }

@@ -31,10 +31,8 @@ public final class ToneDecoder {
     private var pair = -1
     private var measuredFrames = (false, false)
     private var measured: UnsafeMutablePointer<FrameMeasurement>
-    /// Whether the last frame analysed held nothing any plan could use, and
-    /// how many frames since have been put off (see `decide`).
-    var isQuiet = false
-    var skipped = 0
+    /// Which frames are put off while nothing is heard (see `decide`).
+    var skip = FrameSkipRule()
     /// Frames measured ahead on another thread, while a block of them is
     /// decoded (`process(_: ToneBlock)`).
     var ahead: AheadFrames?
@@ -371,7 +369,7 @@ public final class ToneDecoder {
 
   /// Frames put off at most in a row while nothing is heard (a whole
   /// frame's length at 5 ms hops).
-  static let maximumSkip = 3
+  static let maximumSkip = FrameSkipRule.maximumSkip
   /// Hops back a ring must reach: a frame decided with its pair's second
   /// frame due, the frames put off before it, and their pairs' first ones.
   static let framesHeld = maximumSkip + 2
@@ -394,15 +392,10 @@ public final class ToneDecoder {
   /// events are those of analysing every frame, for a quarter of the work
   /// in silence or noise.
   private func decide(_ analysis: Analysis, frame number: Int, emit: (ToneDecoderEvent) -> Void) {
-    if analysis.isQuiet && analysis.skipped < Self.maximumSkip {
-      analysis.skipped += 1
-      return
-    }
+    if analysis.skip.putsOff() { return }
     var measured = analysis.measurements(of: number)
-    let skipped = analysis.skipped
-    analysis.skipped = 0
     // The plans are worked on in place: no copies, no access checks per field.
-    analysis.isQuiet = analysis.plans.withUnsafeMutableBufferPointer { plans in
+    analysis.plans.withUnsafeMutableBufferPointer { plans in
       var isQuiet = true
       for index in plans.indices {
         // Read in place: a copy of the tracker would retain its arrays.
@@ -412,8 +405,9 @@ public final class ToneDecoder {
           isQuiet = false
         }
       }
-      if !isQuiet && skipped > 0 {
-        for earlier in (number - skipped)..<number {
+      let (replay, skipped) = analysis.skip.decided(frame: number, isQuiet: isQuiet)
+      if !replay.isEmpty {
+        for earlier in replay {
           let measuredEarlier = analysis.measurements(of: earlier)
           for index in plans.indices {
             track(
@@ -432,7 +426,6 @@ public final class ToneDecoder {
           &plans[index], measured[index],
           { analysis.completeMeasurement(ofPlan: index, frame: number) }, emit: emit)
       }
-      return isQuiet
     }
   }
 

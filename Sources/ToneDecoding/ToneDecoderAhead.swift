@@ -21,8 +21,7 @@ package final class ToneDecoderAhead {
     let analyzer: PairedSpectrumAnalyzer
     let stream: ToneStreams.Stream
     let classifiers: ClassifierSet
-    var isQuiet = false
-    var skipped = 0
+    var skip = FrameSkipRule()
     /// The first stream sample after the last stretch left to the decoder:
     /// frames that begin before it hold samples this ring never had.
     var validFrom = 0
@@ -109,8 +108,7 @@ package final class ToneDecoderAhead {
     precondition(count <= silenceCount, "more signalling samples than a chunk makes")
     for lookahead in lookaheads where lookahead.stream == .signalling {
       lookahead.ring.write(UnsafeBufferPointer(start: silence, count: count)) {}
-      lookahead.isQuiet = false
-      lookahead.skipped = 0
+      lookahead.skip.reset()
       lookahead.validFrom = lookahead.ring.written
     }
   }
@@ -131,8 +129,7 @@ package final class ToneDecoderAhead {
         guard newest & 1 == 1 else { return }
         if hurry() || (newest - 1) * lookahead.ring.hop < lookahead.validFrom {
           // The decoder analyses these; start afresh when it is busy again.
-          lookahead.isQuiet = false
-          lookahead.skipped = 0
+          lookahead.skip.reset()
         } else {
           decide(lookahead, frame: newest - 1, frames)
           decide(lookahead, frame: newest, frames)
@@ -141,23 +138,17 @@ package final class ToneDecoderAhead {
     }
   }
 
-  /// As `ToneDecoder.decide` puts off and analyses frames in silence.
+  /// Puts off and analyses frames in silence by the decoder's own rule
+  /// (`FrameSkipRule`), judging a frame by what it holds alone.
   private func decide(_ lookahead: Lookahead, frame number: Int, _ frames: AheadFrames) {
-    if lookahead.isQuiet && lookahead.skipped < ToneDecoder.maximumSkip {
-      lookahead.skipped += 1
-      return
-    }
+    if lookahead.skip.putsOff() { return }
     guard let measured = measure(lookahead, frame: number, into: frames) else { return }
     var isQuiet = true
     for index in 0..<lookahead.classifiers.count where !measured[index].isQuiet { isQuiet = false }
-    if !isQuiet {
-      for earlier in (number - lookahead.skipped)..<number
-      where (earlier & ~1) * lookahead.ring.hop >= lookahead.validFrom {
-        _ = measure(lookahead, frame: earlier, into: frames)
-      }
+    for earlier in lookahead.skip.decided(frame: number, isQuiet: isQuiet).replay
+    where (earlier & ~1) * lookahead.ring.hop >= lookahead.validFrom {
+      _ = measure(lookahead, frame: earlier, into: frames)
     }
-    lookahead.skipped = 0
-    lookahead.isQuiet = isQuiet
   }
 
   private func measure(

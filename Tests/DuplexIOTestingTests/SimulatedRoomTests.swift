@@ -11,8 +11,7 @@ import Testing
     let room = SimulatedRoom(
       impulseResponse: [0, 0.5, 0, -0.25], talker: talker, recordingCapacity: 256)
     let device = SimulatedDevicePair(periodFrames: 16, format: .float, room: room)
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.duplex)
     configuration.inputChannelCount = channels
     configuration.outputChannelCount = channels
     let granted = try device.open(configuration)

@@ -23,15 +23,14 @@ import Testing
   }
 
   @Test func captureAndPlaybackMustShareAServer() throws {
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.duplex)
     configuration.captureDevice = "jack"
     configuration.playbackDevice = "default"
     #expect(throws: DuplexError.self) { try DeviceBackend.choose(configuration) }
     configuration.playbackDevice = "jack:none"
     #expect(try DeviceBackend.choose(configuration) == .jack(.automatic))
     // A bus that is off does not count.
-    configuration.isOutputEnabled = false
+    configuration.direction = .capture
     configuration.playbackDevice = "pw"
     #expect(try DeviceBackend.choose(configuration) == .jack(.automatic))
   }
@@ -53,7 +52,7 @@ import Testing
   /// Where a server is not running, opening its device is one error that
   /// names the server, not a hang or a crash.
   @Test func aJackServerThatIsNotRunningIsReportedAsUnreachable() throws {
-    var configuration = DuplexConfiguration()
+    var configuration = DuplexConfiguration(.playback)
     configuration.playbackDevice = "jack"
     let backend = JackBackend(serverName: "micloop-no-such-server")
     do {

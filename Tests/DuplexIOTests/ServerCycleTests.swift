@@ -80,7 +80,7 @@ import Testing
     configuration.settlingTime = 0.01  // 480 frames
     // Playing only: an early loss is the server filling its queue.
     var playing = configuration
-    playing.isInputEnabled = false
+    playing.direction = .playback
     let server = SimulatedServer(periodFrames: 64)
     let unit = try started(server, RecordingClient(), configuration: playing)
     server.cycle(frames: 64, losses: CycleLosses(xruns: 1))

@@ -25,9 +25,8 @@ func runClosedLoop(
     impulseResponse: impulseResponse, talker: talker, recordingCapacity: frames)
   let device = SimulatedDevicePair(
     periodFrames: Evaluation.period, clock: .freeRunning, format: .float, room: room)
-  var configuration = DuplexConfiguration()
+  var configuration = DuplexConfiguration(.duplex)
   configuration.sampleRate = Evaluation.rate
-  configuration.isInputEnabled = true
   configuration.periodFrames = Evaluation.period
   configuration.periodCount = 2
   configuration.alsa.usesRealtimePriority = false

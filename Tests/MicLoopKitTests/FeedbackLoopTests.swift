@@ -12,9 +12,8 @@ import Testing
   static let rate = 48_000
 
   static func configuration() -> DuplexConfiguration {
-    var configuration = DuplexConfiguration()
+    var configuration = DuplexConfiguration(.duplex)
     configuration.sampleRate = rate
-    configuration.isInputEnabled = true
     configuration.periodFrames = 256
     configuration.periodCount = 2
     configuration.alsa.usesRealtimePriority = false

@@ -22,8 +22,7 @@ import Testing
     settings.meter?.measuresLoudness = true
     let processor = LiveProcessor(settings: settings)
     let client = WatchedClient(processor)
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.duplex)
     configuration.inputChannelCount = channels
     configuration.outputChannelCount = channels
     configuration.alsa.usesRealtimePriority = false
@@ -38,9 +37,10 @@ import Testing
     var lastRecorded: Float = -1
     func drain() {
       processor.events.drain { events += $0.count }
-      processor.recording?.drain {
-        recorded += $0.count
-        if let last = $0.last { lastRecorded = last }
+      processor.recording?.drain { block in
+        #expect(block.streamFrame == Int64(recorded / block.channelCount))
+        recorded += block.samples.count
+        if let last = block.samples.last { lastRecorded = last }
       }
       processor.analysis?.drain { analysed += $0.count }
     }
@@ -95,8 +95,7 @@ import Testing
     settings.feedbackGuard = guardSettings
     let processor = LiveProcessor(settings: settings)
     let client = WatchedClient(processor)
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.duplex)
     configuration.alsa.usesRealtimePriority = false
     configuration.settlingTime = 0
     let device = SimulatedDevicePair(

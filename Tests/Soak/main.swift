@@ -48,9 +48,7 @@ func fail(_ message: String) -> Never {
   exit(1)
 }
 
-var configuration = DuplexConfiguration()
-configuration.isInputEnabled = true
-configuration.isOutputEnabled = true
+var configuration = DuplexConfiguration(.duplex)
 configuration.sampleRate = rate
 configuration.periodFrames = 512
 configuration.alsa.usesRealtimePriority = false

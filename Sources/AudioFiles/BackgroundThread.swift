@@ -6,7 +6,7 @@
 /// file ahead of its analysis). Asynchronous signals stay with the other
 /// threads, so the body's system calls are never interrupted by them.
 /// Create and join it from the same (control) thread.
-final class BackgroundThread {
+package final class BackgroundThread {
   private var thread = pthread_t()
   private var isJoined = false
 
@@ -16,7 +16,7 @@ final class BackgroundThread {
   }
 
   /// Starts `body` at once; `nil` when the system has no thread to give.
-  init?(_ body: @escaping () -> Void) {
+  package init?(_ body: @escaping () -> Void) {
     let context = Unmanaged.passRetained(Body(body)).toOpaque()
     let started = pthread_create(
       &thread, nil,
@@ -35,7 +35,7 @@ final class BackgroundThread {
   }
 
   /// Waits for the body to return.
-  func join() {
+  package func join() {
     guard !isJoined else { return }
     pthread_join(thread, nil)
     isJoined = true
