@@ -103,13 +103,17 @@ import Testing
       (["tones", "--plan", "twotone:2000,2100", "--input", narrow], "more than 5 % apart", 64),
       (["tones", "--plan", "twotone:1000,1200:10,10", "--input", narrow], "100–60000 ms", 64),
       (
-        ["tones", "--plan", "freq:" + (1...37).map { String(100 * $0) }.joined(separator: ","),
-        "--input", narrow], "at most 35 tones, not 37", 64
+        [
+          "tones", "--plan", "freq:" + (1...37).map { String(100 * $0) }.joined(separator: ","),
+          "--input", narrow,
+        ], "at most 35 tones, not 37", 64
       ),
       (["tones", "--plan", "dt\nmf", "--input", narrow], "unknown plan 'dt\\nmf'; use one of", 64),
       (
-        ["tones", "--plan", (0..<65).map { "freq:\(1000 + $0)" }.joined(separator: ","),
-        "--input", narrow], "at most 64 plans", 64
+        [
+          "tones", "--plan", (0..<65).map { "freq:\(1000 + $0)" }.joined(separator: ","),
+          "--input", narrow,
+        ], "at most 64 plans", 64
       ),
       (["meter", "--ballistics", "x", "--input", narrow], "'vu', 'lufs'", 64),
     ]

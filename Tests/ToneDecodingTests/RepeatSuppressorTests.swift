@@ -10,13 +10,15 @@ import TonePlans
     let tones = symbols.enumerated().map { index, symbol in
       ToneDecoderEvent.tone(
         DecodedTone(
-          plan: "zvei1", kind: .sequential, time: time + 0.07 * Double(index), duration: 0.07, symbol: symbol,
+          plan: "zvei1", kind: .sequential, time: time + 0.07 * Double(index), duration: 0.07,
+          symbol: symbol,
           frequencies: [1060], levels: [-10]))
     }
     return tones + [
       .sequence(
         DecodedSequence(
-          plan: "zvei1", kind: .sequential, time: time, duration: 0.07 * Double(symbols.count), text: symbols,
+          plan: "zvei1", kind: .sequential, time: time, duration: 0.07 * Double(symbols.count),
+          text: symbols,
           symbols: symbols))
     ]
   }
@@ -24,7 +26,8 @@ import TonePlans
   func digit(at time: Double) -> ToneDecoderEvent {
     .tone(
       DecodedTone(
-        plan: "dtmf", kind: .dualTone, time: time, duration: 0.07, symbol: "1", frequencies: [697, 1209],
+        plan: "dtmf", kind: .dualTone, time: time, duration: 0.07, symbol: "1",
+        frequencies: [697, 1209],
         levels: [-10, -10]))
   }
 

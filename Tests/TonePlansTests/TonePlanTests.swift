@@ -91,7 +91,10 @@ import TonePlans
       ("twotone:1000,1200:10,10", "100–60000 ms"),
       ("twotone:1000,1200:1000,70000", "100–60000 ms"),
       ("twotone:1000", "twotone:A,B"),
-      ("freq:" + (1...36).map { String(100 * $0) }.joined(separator: ","), "at most 35 tones, not 36"),
+      (
+        "freq:" + (1...36).map { String(100 * $0) }.joined(separator: ","),
+        "at most 35 tones, not 36"
+      ),
       ("freq:1000,abc", "'abc' is not one"),
       ("morse", "unknown plan 'morse'; use one of dtmf"),
       ("dt\nmf", "unknown plan 'dt\\nmf'"),
@@ -107,7 +110,8 @@ import TonePlans
       }
       #expect(TonePlan.named(item.name) == nil)
     }
-    #expect(TonePlan.named("freq:" + (1...35).map { String(100 * $0) }.joined(separator: ",")) != nil)
+    #expect(
+      TonePlan.named("freq:" + (1...35).map { String(100 * $0) }.joined(separator: ",")) != nil)
     #expect(TonePlan.named("twotone:2000,2101") != nil)
   }
 
@@ -118,7 +122,8 @@ import TonePlans
     #expect(TonePlan.handshake.kind.planKind == .characterCode)
     #expect(Set(kinds).count == 5)  // no plan of `all` is arbitrary or a pager
     #expect(TonePlan.named("twotone:1000,1200")?.kind.planKind == .pager)
-    #expect(PlanKind.allCases.filter(\.reportsCalls) == [.sequential, .characterCode, .pager, .alarm])
+    #expect(
+      PlanKind.allCases.filter(\.reportsCalls) == [.sequential, .characterCode, .pager, .alarm])
   }
 
   @Test func anAbsurdFrequencyIsRefusedInWordsNotATrap() throws {
