@@ -115,7 +115,7 @@ import Testing
           "--input", narrow,
         ], "at most 64 plans", 64
       ),
-      (["meter", "--ballistics", "x", "--input", narrow], "'vu', 'lufs'", 64),
+      (["meter", "--ballistics", "x", "--input", narrow], "ebu, vu, lufs", 64),
     ]
     for item in cases {
       let result = try MicLoopBinary.run(item.arguments)
@@ -247,8 +247,11 @@ import Testing
     let signal = file("repeated-signal.wav")
     #expect(try MicLoopBinary.run(["send", "--plan", "zvei1", "21479", "-o", call]).status == 0)
     #expect(try MicLoopBinary.run(["send", "--plan", "siren", "F", "-o", signal]).status == 0)
+    // Half a second after each call: two calls back to back would be one.
+    let paused = file("repeated-call-paused.wav")
+    try MicLoopBinary.shell(["sox", "-V1", call, paused, "pad", "0", "0.5"])
     let path = file("repeated-alarm.wav")
-    try MicLoopBinary.shell(["sox", "-V1", call, call, signal, path, "pad", "0.5", "0.5"])
+    try MicLoopBinary.shell(["sox", "-V1", paused, paused, signal, path, "pad", "0.5", "0.5"])
     let result = try MicLoopBinary.run(["tones", "--plan", "siren", "--input", path, "--json"])
     #expect(result.status == 0, "\(result.errorOutput)")
     let events = Self.events(result.output)
