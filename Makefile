@@ -113,11 +113,13 @@ demo: build
 bench: build
 	bash Bench/run.sh
 
-## docs: the DocC archive of the DuplexIO API in .build/docs/DuplexIO (warnings fail the build)
+## docs: the DocC archives of the DuplexIO, Metering and ToneDecoding APIs in .build/docs/ (warnings fail the build)
 docs: setup
 	mkdir -p .build/docs
-	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \
-	  --target DuplexIO --output-path .build/docs/DuplexIO --warnings-as-errors
+	for target in DuplexIO Metering ToneDecoding; do \
+	  $(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \
+	    --target $$target --output-path .build/docs/$$target --warnings-as-errors || exit 1; \
+	done
 
 ## manual: the man page, generated from the command-line definitions
 manual: setup

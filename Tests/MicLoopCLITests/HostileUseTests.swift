@@ -298,7 +298,8 @@ import Testing
     // Nothing is left behind in it.
     let left = try FileManager.default.contentsOfDirectory(atPath: file("held"))
     #expect(left.isEmpty, "\(left)")
-    let refused = try shell("cat '\(aiff)' 2>/dev/null | TMPDIR=\"$DIR/missing\" \"$M\" meter --input -")
+    let refused = try shell(
+      "cat '\(aiff)' 2>/dev/null | TMPDIR=\"$DIR/missing\" \"$M\" meter --input -")
     #expect(refused.status == 1, "\(refused.errorOutput)")
     #expect(refused.errorLines.count == 1, "\(refused.errorOutput)")
     #expect(refused.errorOutput.contains(file("missing")), "\(refused.errorOutput)")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `micloop tones` on files written by `micloop send`, on bad input, and
@@ -129,7 +130,8 @@ import Testing
 
   /// Live: what `send` plays into the virtual microphone, `tones` decodes
   /// from its monitor — DTMF, a 5-tone call and Handshake text.
-  @Test func sentIntoTheVirtualMicrophoneIsDecodedLive() throws {
+  @Test(.tags(.live, .pulseaudio), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  func sentIntoTheVirtualMicrophoneIsDecodedLive() throws {
     let devices = try VirtualDevices()
     let signal = file("sent.wav")
     // 2.5 s of silence first: a capture that starts on a loaded machine
@@ -160,7 +162,8 @@ import Testing
   /// another, each a new stream waking the idle sink. Every key of every
   /// call is decoded (the sink's monitor delivers in bursts that once
   /// looked like a stuck stream, and restarting it lost a key or two).
-  @Test func everyKeyOfCallsSentOneAfterAnotherIsDecodedLive() throws {
+  @Test(.tags(.live, .pulseaudio), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  func everyKeyOfCallsSentOneAfterAnotherIsDecodedLive() throws {
     let devices = try VirtualDevices()
     let calls = 8
     let result = try LiveAttempts.run {
@@ -190,7 +193,8 @@ import Testing
   }
 
   /// Live: loopback decodes while it monitors.
-  @Test func loopbackDecodesWhileMonitoring() throws {
+  @Test(.tags(.live, .pulseaudio), .enabled(if: LiveTests.areEnabled, LiveTests.offlineComment))
+  func loopbackDecodesWhileMonitoring() throws {
     let devices = try VirtualDevices()
     let result = try LiveAttempts.run {
       let loop = try devices.startMicloop([
