@@ -66,6 +66,10 @@ final class ToneFrameClassifier {
   static let frameTolerances = 1.8
   /// How many tolerances beyond the outer tones the peaks are searched for.
   static let searchTolerances = 2.0
+  /// Decibels a single frame's twist may lie beyond the settings' limits
+  /// (the run's median decides): below the reverse limit, since GSM 06.10
+  /// lets a weak high tone fade for a frame or two; above the standard one.
+  static let frameTwistSlack = (reverse: 8.0, standard: 4.0)
 
   private let layout: Layout
   /// Pairs of tones: the nominal frequencies of each group, and the symbol
@@ -232,12 +236,11 @@ final class ToneFrameClassifier {
       let lowLevel = Decibels.fromAmplitude(lowPeak.amplitude) ?? -.infinity
       let highLevel = Decibels.fromAmplitude(highPeak.amplitude) ?? -.infinity
       // One frame's levels are noisy; the run's median decides the twist.
-      // GSM 06.10 lets a weak high tone fade for a frame or two (20 dB
-      // under the low one): frames allow 8 dB past the reverse limit.
       let twist = highLevel - lowLevel
       let symbol = groups.symbols[row * groups.high.count + column]
       guard min(lowLevel, highLevel) >= settings.minimumLevel,
-        twist >= settings.twist.lowerBound - 8, twist <= settings.twist.upperBound + 4,
+        twist >= settings.twist.lowerBound - Self.frameTwistSlack.reverse,
+        twist <= settings.twist.upperBound + Self.frameTwistSlack.standard,
         symbol >= 0
       else { return measured }
       let lobePower = lowPeak.lobePower + highPeak.lobePower
