@@ -438,7 +438,8 @@ final class ToneFrameClassifier {
       return errors.0 <= tolerance && errors.1 <= tolerance
         && settings.twist.contains(run.twist)
         && run.coherence >= DualToneRunRule.minimumCoherence
-        && (run.share >= runShare || DualToneRunRule.SteadyKey.holds(run, errors: errors))
+        && (run.share >= runShare || DualToneRunRule.SteadyKey.holds(run, errors: errors)
+          || DualToneRunRule.LockedKey.holds(run, errors: errors))
     case .single:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[run.symbol]
     case .characterCode:
