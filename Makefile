@@ -43,7 +43,7 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval feedback-eval fuzz-check
+test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talkoff-eval real-keys-eval feedback-eval fuzz-check
 
 # The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup
