@@ -43,7 +43,7 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval feedback-eval fuzz-check
+test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talkoff-eval real-keys-eval feedback-eval fuzz-check
 
 # The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup
@@ -97,7 +97,7 @@ feedback-eval: build
 	@test -f .build/feedback-eval/music.wav || $(PYTHON) Scripts/feedback_signals.py .build/feedback-eval
 	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval --check
 
-## fuzz-check: libFuzzer on each parser of untrusted input (audio files, tone plans, the command line), the same 51,000 inputs every run
+## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line), the same 71,000 inputs every run
 fuzz-check: setup
 	SWIFT=$(SWIFT) bash Scripts/fuzz.sh check
 
@@ -113,11 +113,13 @@ demo: build
 bench: build
 	bash Bench/run.sh
 
-## docs: the DocC archive of the DuplexIO API in .build/docs/DuplexIO (warnings fail the build)
+## docs: the DocC archives of the DuplexIO, Metering and ToneDecoding APIs in .build/docs/ (warnings fail the build)
 docs: setup
 	mkdir -p .build/docs
-	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \
-	  --target DuplexIO --output-path .build/docs/DuplexIO --warnings-as-errors
+	for target in DuplexIO Metering ToneDecoding; do \
+	  $(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \
+	    --target $$target --output-path .build/docs/$$target --warnings-as-errors || exit 1; \
+	done
 
 ## manual: the man page, generated from the command-line definitions
 manual: setup

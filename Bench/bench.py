@@ -493,6 +493,25 @@ def room_section(micloop):
     ] + out.stdout.strip().splitlines() + [""]
 
 
+def real_section(micloop):
+    """Talk and tones on recorded speech and music, beside the peers."""
+    scripts = os.path.join(HERE, "..", "Scripts")
+    lines = [
+        "## Recorded speech and music: talk beside WebRTC VAD and Silero VAD, DTMF beside multimon-ng and spandsp",
+        "",
+        "Built from Debian's recorded telephone prompts (three professional speakers, English, Spanish, French) and "
+        "three music-on-hold tracks (`Scripts/real_corpus.py`; Docs/TESTING.md says which files, and how each falls "
+        "into a tuning half or a check half). Each table shows both halves.",
+        "",
+    ]
+    for script, title in (("real_talk_eval.py", "### Talk on recorded readings"),
+                          ("real_talkoff_eval.py", "### No key from anyone talking, or from music"),
+                          ("real_keys_eval.py", "### Keys under a caller talking and over music on hold")):
+        out = sh([sys.executable, os.path.join(scripts, script), "--micloop", micloop])
+        lines += [title, ""] + out.stdout.strip().splitlines() + [""]
+    return lines
+
+
 def plot_section(micloop, work):
     """`micloop plot` on a streamed 10-minute and 3-hour input: time and peak memory."""
     rows = []
@@ -549,7 +568,7 @@ def main():
     parser.add_argument("--loop-seconds", type=int, default=60)
     parser.add_argument("--soak-seconds", type=int, default=600)
     parser.add_argument("--only", choices=["meter", "loudness", "tones", "channels", "loopback", "servers", "native",
-                                            "soak", "talk", "room", "plot", "feedback"],
+                                            "soak", "talk", "room", "real", "plot", "feedback"],
                         help="run one section (for a quick look; the report then has only it)")
     args = parser.parse_args()
     micloop = os.path.abspath(args.micloop)
@@ -575,6 +594,7 @@ def main():
             "soak": lambda: soak_section(micloop, work, args.soak_seconds),
             "talk": lambda: talk_section(micloop),
             "room": lambda: room_section(micloop),
+            "real": lambda: real_section(micloop),
             "plot": lambda: plot_section(micloop, work),
             "feedback": lambda: feedback_section(micloop),
         }

@@ -18,6 +18,16 @@ let package = Package(
         .product(name: "ToneDecoding", package: "micloop"),
       ]),
     .executableTarget(
+      name: "FileJobFuzzer",
+      dependencies: [
+        "FuzzDriver", .product(name: "AudioFiles", package: "micloop"),
+        .product(name: "Metering", package: "micloop"),
+        .product(name: "MicLoopKit", package: "micloop"),
+        .product(name: "Plotting", package: "micloop"),
+        .product(name: "ToneDecoding", package: "micloop"),
+        .product(name: "TonePlans", package: "micloop"),
+      ]),
+    .executableTarget(
       name: "CommandLineFuzzer",
       dependencies: ["FuzzDriver", .product(name: "MicLoopCLI", package: "micloop")]),
   ]

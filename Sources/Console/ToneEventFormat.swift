@@ -62,14 +62,14 @@ public enum ToneEventFormat {
       return text(tone) + padded(String(Int((tone.duration * 1000).rounded())), 4) + " ms"
     case .toneStart(let tone):
       return text(tone) + "started"
-    case .sequence(let sequence) where sequence.plan == TonePlan.siren.name:
+    case .sequence(let sequence) where sequence.kind == .alarm:
       return padded(DecimalFormatting.fixed(sequence.time, places: 3), 8) + " s  "
         + padded(sequence.plan, -10) + "SIGNAL \"" + sequence.text + "\""
         + (sequence.call.map { " after call \"\($0)\"" } ?? "")
     case .sequence(let sequence):
       let raw = sequence.symbols == sequence.text ? "" : "  (sent as \(sequence.symbols))"
       return padded(DecimalFormatting.fixed(sequence.time, places: 3), 8) + " s  "
-        + padded(sequence.plan, -10) + (sequence.plan == "handshake" ? "TEXT" : "CALL") + " \""
+        + padded(sequence.plan, -10) + (sequence.kind == .characterCode ? "TEXT" : "CALL") + " \""
         + sequence.text + "\"" + raw
     case .page(let page):
       let frequencies =

@@ -376,6 +376,6 @@ public final class ALSADevicePair: DuplexBackend {
     case .playback: name = playback?.name ?? "?"
     default: name = [capture?.name, playback?.name].compactMap { $0 }.joined(separator: " → ")
     }
-    return .alsa(operation: operation.description, device: name, code: -code)
+    return .alsa(step: .loop(operation), device: name, code: -code)
   }
 }

@@ -33,7 +33,7 @@ final class PCMDevice {
     let stream = direction == .capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
     let result = snd_pcm_open(&pcm, name, stream, isBlocking ? 0 : SND_PCM_NONBLOCK)
     guard result >= 0, let pcm else {
-      throw DuplexError.alsa(operation: "open", device: name, code: result)
+      throw DuplexError.alsa(step: .open, device: name, code: result)
     }
     handle = pcm
   }
@@ -55,20 +55,20 @@ final class PCMDevice {
     periodCount periods: Int
   ) throws(DuplexError) {
     guard let handle else {
-      throw DuplexError.alsa(operation: "configure", device: name, code: -EBADFD)
+      throw DuplexError.alsa(step: .parameter("configure"), device: name, code: -EBADFD)
     }
     var hw: OpaquePointer?
     snd_pcm_hw_params_malloc(&hw)
     defer { snd_pcm_hw_params_free(hw) }
-    func check(_ result: Int32, _ operation: String, _ value: String? = nil) throws(DuplexError) {
+    func check(_ result: Int32, _ step: ALSAStep, _ value: String? = nil) throws(DuplexError) {
       if result < 0 {
-        throw DuplexError.alsa(operation: operation, device: name, value: value, code: result)
+        throw DuplexError.alsa(step: step, device: name, value: value, code: result)
       }
     }
-    try check(snd_pcm_hw_params_any(handle, hw), "read the parameters of")
+    try check(snd_pcm_hw_params_any(handle, hw), .parameter("read the parameters of"))
     try check(
       snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_RW_INTERLEAVED),
-      "set interleaved access on")
+      .parameter("set interleaved access on"))
     let candidates = requested.map { [$0] } ?? SampleFormat.preference
     guard
       let chosen = candidates.first(where: {
@@ -76,37 +76,38 @@ final class PCMDevice {
       })
     else {
       throw DuplexError.alsa(
-        operation: "set format", device: name,
+        step: .setFormat, device: name,
         value: requested?.rawValue ?? "any of s16/s24/s32/float",
         code: -EINVAL)
     }
     try check(
-      snd_pcm_hw_params_set_format(handle, hw, chosen.alsaFormat), "set format", chosen.rawValue)
+      snd_pcm_hw_params_set_format(handle, hw, chosen.alsaFormat), .setFormat, chosen.rawValue)
     try check(
-      snd_pcm_hw_params_set_channels(handle, hw, UInt32(channels)), "set channels",
+      snd_pcm_hw_params_set_channels(handle, hw, UInt32(channels)), .setChannels,
       "\(channels) channel\(channels == 1 ? "" : "s")")
     // No resampling inside alsa-lib for hw: devices; a plug device still may.
     var exactRate = UInt32(rate)
     var direction: Int32 = 0
     try check(
-      snd_pcm_hw_params_set_rate_near(handle, hw, &exactRate, &direction), "set rate", "\(rate) Hz")
+      snd_pcm_hw_params_set_rate_near(handle, hw, &exactRate, &direction), .setRate, "\(rate) Hz")
     if exactRate != UInt32(rate) {
       throw DuplexError.alsa(
-        operation: "set rate", device: name, value: "\(rate) Hz (nearest: \(exactRate) Hz)",
+        step: .setRate, device: name, value: "\(rate) Hz (nearest: \(exactRate) Hz)",
         code: -EINVAL)
     }
     var periodSize = snd_pcm_uframes_t(period)
     direction = 0
     try check(
       snd_pcm_hw_params_set_period_size_near(handle, hw, &periodSize, &direction),
-      "set period size",
+      .parameter("set period size"),
       "\(period) frames")
     var count = UInt32(periods)
     direction = 0
     try check(
-      snd_pcm_hw_params_set_periods_near(handle, hw, &count, &direction), "set period count",
+      snd_pcm_hw_params_set_periods_near(handle, hw, &count, &direction),
+      .parameter("set period count"),
       "\(periods)")
-    try check(snd_pcm_hw_params(handle, hw), "apply the hardware parameters of")
+    try check(snd_pcm_hw_params(handle, hw), .parameter("apply the hardware parameters of"))
     var grantedPeriod: snd_pcm_uframes_t = 0
     var grantedBuffer: snd_pcm_uframes_t = 0
     snd_pcm_hw_params_get_period_size(hw, &grantedPeriod, &direction)
@@ -121,7 +122,7 @@ final class PCMDevice {
     var sw: OpaquePointer?
     snd_pcm_sw_params_malloc(&sw)
     defer { snd_pcm_sw_params_free(sw) }
-    try check(snd_pcm_sw_params_current(handle, sw), "read the software parameters of")
+    try check(snd_pcm_sw_params_current(handle, sw), .parameter("read the software parameters of"))
     var boundary: snd_pcm_uframes_t = 0
     snd_pcm_sw_params_get_boundary(sw, &boundary)
     // Capture starts explicitly; playback starts by itself once pre-filled
@@ -130,15 +131,18 @@ final class PCMDevice {
     let startThreshold = self.direction == .capture ? boundary : prefill
     try check(
       snd_pcm_sw_params_set_start_threshold(handle, sw, startThreshold),
-      "set the start threshold of")
+      .parameter("set the start threshold of"))
     try check(
-      snd_pcm_sw_params_set_stop_threshold(handle, sw, grantedBuffer), "set the stop threshold of")
-    try check(snd_pcm_sw_params_set_avail_min(handle, sw, grantedPeriod), "set avail_min of")
+      snd_pcm_sw_params_set_stop_threshold(handle, sw, grantedBuffer),
+      .parameter("set the stop threshold of"))
     try check(
-      snd_pcm_sw_params_set_tstamp_mode(handle, sw, SND_PCM_TSTAMP_ENABLE), "enable time stamps on")
+      snd_pcm_sw_params_set_avail_min(handle, sw, grantedPeriod), .parameter("set avail_min of"))
+    try check(
+      snd_pcm_sw_params_set_tstamp_mode(handle, sw, SND_PCM_TSTAMP_ENABLE),
+      .parameter("enable time stamps on"))
     _ = snd_pcm_sw_params_set_tstamp_type(handle, sw, SND_PCM_TSTAMP_TYPE_MONOTONIC)
-    try check(snd_pcm_sw_params(handle, sw), "apply the software parameters of")
-    try check(snd_pcm_prepare(handle), "prepare")
+    try check(snd_pcm_sw_params(handle, sw), .parameter("apply the software parameters of"))
+    try check(snd_pcm_prepare(handle), .prepare)
   }
 
   /// Links this stream's start and stop to `other`'s; false when the

@@ -24,10 +24,12 @@ struct LoudnessHistogram {
   static func energy(_ loudness: Double) -> Double { pow(10, (loudness + 0.691) / 10) }
   static func loudness(_ energy: Double) -> Double { -0.691 + 10 * log10(energy) }
 
+  /// Counts a block; one whose energy is not a number (NaN, or infinite:
+  /// a filter run away) is not a measurement and is left out.
   mutating func add(_ energy: Double) {
-    guard energy >= Self.energy(Self.lowest) else { return }
+    guard energy >= Self.energy(Self.lowest), energy.isFinite else { return }
     let position = (Self.loudness(energy) - Self.lowest) * Self.binsPerLU
-    let bin = min(Self.binCount - 1, Int(position))
+    let bin = Int(min(Double(Self.binCount - 1), position))
     counts[bin] += 1
     sums[bin] += energy
     total += 1
@@ -37,7 +39,10 @@ struct LoudnessHistogram {
   private func firstBin(atLeast energy: Double) -> Int {
     guard energy > Self.energy(Self.lowest) else { return 0 }
     let position = (Self.loudness(energy) - Self.lowest) * Self.binsPerLU
-    return min(Self.binCount, max(0, Int(position.rounded())))
+    // No block reaches an infinite or NaN energy; the last bin holds
+    // every block above the top, so it may hold some above a finite one.
+    guard position.isFinite else { return Self.binCount }
+    return max(0, Int(min(position.rounded(), Double(Self.binCount - 1))))
   }
 
   /// Mean energy of the blocks at or above `energy`, and how many there are.

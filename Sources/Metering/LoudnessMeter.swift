@@ -36,10 +36,25 @@ public struct LoudnessSummary: Sendable, Equatable {
 /// (L, R, C, LFE, Ls, Rs) with the LFE left out; surrounds weigh 1.41
 /// (+1.5 dB); channels past the sixth are left out.
 ///
+/// Loudness is measured from `lowestSampleRate` up; audio at a lower rate
+/// is taken and measures nothing (every loudness `nil`): commands refuse
+/// loudness for it in one line first.
+///
 /// Buffers are allocated in `init`; `process` is real-time safe (a live
 /// meter runs it on the audio thread); `summary` allocates nothing either
 /// but walks 10,000 bins: call it from the control thread.
 public final class LoudnessMeter {
+  /// The lowest rate loudness is measured at: telephone audio's. There the
+  /// K-weighting (`KWeighting`) is within 0.5 dB of the standard's 48 kHz
+  /// curve across the whole band; lower, the shelf at 1.68 kHz nears the
+  /// band's top and the curve departs from it (1.4 dB at 4 kHz), and below
+  /// 3,364 Hz the shelf lies above the band and the filter is unstable,
+  /// its output infinite: no BS.1770 loudness exists to measure.
+  public static let lowestSampleRate = 8_000.0
+
+  /// Whether loudness is measured at `sampleRate`.
+  public static func measures(sampleRate: Double) -> Bool { sampleRate >= lowestSampleRate }
+
   public let sampleRate: Double
   public let channelCount: Int
   /// The weight of each channel in the sum.
@@ -66,7 +81,10 @@ public final class LoudnessMeter {
     self.channelCount = channelCount
     weights = Self.weights(channelCount: channelCount)
     stepFrames = max(1, Int((sampleRate / 10).rounded()))
-    filters = Array(repeating: KWeighting(sampleRate: sampleRate), count: (channelCount + 1) / 2)
+    // No filter (so nothing measured) at a rate it cannot be designed for.
+    filters =
+      Self.measures(sampleRate: sampleRate)
+      ? Array(repeating: KWeighting(sampleRate: sampleRate), count: (channelCount + 1) / 2) : []
     channelSums = Array(repeating: 0, count: channelCount)
     steps = Array(repeating: 0, count: 30)
   }
@@ -89,6 +107,7 @@ public final class LoudnessMeter {
 
   /// Measures `frameCount` interleaved frames.
   public func process(_ samples: UnsafePointer<Float>, frameCount: Int) {
+    if filters.isEmpty { return }
     var offset = 0
     while offset < frameCount {
       let count = min(frameCount - offset, stepFrames - framesInStep)

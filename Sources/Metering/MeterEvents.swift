@@ -83,7 +83,7 @@ public struct MeterSummary: Sendable, Equatable {
   public var talkSegments: Int
   /// Levels of each metered channel.
   public var channels: [ChannelLevels]
-  /// NaN and infinite samples found (ignored by the levels).
+  /// Damaged samples found — NaN, infinite or beyond +60 dBFS (ignored by the levels).
   public var invalidSamples: Int
   /// Loudness of the whole stream, when measured.
   public var loudness: LoudnessSummary? = nil

@@ -28,7 +28,8 @@ package struct IntervalLevels: Sendable, Equatable {
   }
 }
 
-/// The first half of the meter: screens samples for NaN and infinity,
+/// The first half of the meter: screens samples for damaged data
+/// (`SampleScreen`: NaN, infinity, beyond +60 dBFS),
 /// accumulates peak and RMS per interval and in total (and the true peak
 /// of every channel when loudness is measured), and reduces each
 /// metered channel to its speech band at the talk detector's rate
@@ -48,7 +49,7 @@ package final class MeterLevelStage {
   package let reducedRate: Double
   /// Largest slice `measure` accepts, in frames.
   package let maximumBlock: Int
-  /// Whether samples are screened for NaN and infinity.
+  /// Whether samples are screened for damaged data (`SampleScreen`).
   package let screensNonFinite: Bool
   private let rmsOffset: Double
   private var framesInInterval = 0
@@ -123,8 +124,8 @@ package final class MeterLevelStage {
 
   /// Measures `frameCount` interleaved frames (at most `maximumBlock` and
   /// `framesLeftInInterval`), writing each metered channel's speech band at
-  /// the reduced rate to `reduced[i] + offset`. NaN and infinite samples are counted and
-  /// replaced by zero in place.
+  /// the reduced rate to `reduced[i] + offset`. Damaged samples (NaN,
+  /// infinite, beyond +60 dBFS) are counted and replaced by zero in place.
   /// - Returns: the reduced samples written per channel, and the levels of
   ///   the interval when this slice ended it.
   package func measure(
@@ -133,7 +134,7 @@ package final class MeterLevelStage {
   ) -> (reducedCount: Int, finished: IntervalLevels?) {
     precondition(frameCount <= min(maximumBlock, framesLeftInInterval))
     if screensNonFinite {
-      invalidSamples += Self.replaceNonFinite(samples, count: frameCount * channelCount)
+      invalidSamples += SampleScreen.screen(samples, count: frameCount * channelCount)
     }
     for channel in 0..<truePeaks.count {
       truePeaks[channel].process(samples + channel, count: frameCount, stride: channelCount)
@@ -271,29 +272,5 @@ package final class MeterLevelStage {
       source += channelCount
       frame += 1
     }
-  }
-
-  /// Replaces NaN and ±infinity by zero; returns how many there were.
-  static func replaceNonFinite(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Int {
-    // x − x is 0 for finite x and NaN otherwise, so one sum screens a block.
-    var lanes = SIMD8<Float>(repeating: 0)
-    var index = 0
-    while index + 8 <= count {
-      let v = UnsafeRawPointer(samples + index).loadUnaligned(as: SIMD8<Float>.self)
-      lanes += v - v
-      index += 8
-    }
-    var screen = lanes.sum()
-    while index < count {
-      screen += samples[index] - samples[index]
-      index += 1
-    }
-    guard screen != 0 else { return 0 }
-    var replaced = 0
-    for i in 0..<count where !samples[i].isFinite {
-      samples[i] = 0
-      replaced += 1
-    }
-    return replaced
   }
 }

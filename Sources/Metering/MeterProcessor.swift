@@ -34,7 +34,7 @@ public final class MeterProcessor {
   private let talk: MeterTalkStage
   private let reduced: [UnsafeMutablePointer<Float>]
 
-  /// Whether samples are screened for NaN and infinity (integer sources
+  /// Whether samples are screened for damaged data (NaN, infinity, beyond +60 dBFS: `SampleScreen`) (integer sources
   /// cannot hold them, so file metering turns this off for them).
   public var screensNonFinite: Bool { levels.screensNonFinite }
 
@@ -66,7 +66,7 @@ public final class MeterProcessor {
   public var isTalking: Bool { talk.isTalking }
 
   /// Meters `frameCount` interleaved frames from `samples`, calling `emit`
-  /// for every reading and talk change. NaN and infinite samples are
+  /// for every reading and talk change. Damaged samples (NaN, infinite, beyond +60 dBFS) are
   /// counted and replaced by zero in place.
   public func process(
     _ samples: UnsafeMutablePointer<Float>, frameCount: Int, emit: (MeterEvent) -> Void

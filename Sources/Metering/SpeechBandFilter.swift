@@ -28,11 +28,12 @@ public struct SpeechBandFilter: Sendable {
   public init(rate: Double) {
     self.rate = rate
     let low = Self.bandEdges.low
-    highPass1 = .highPass(frequency: low, q: 0.541_196_1, sampleRate: rate)
-    highPass2 = .highPass(frequency: low, q: 1.306_563, sampleRate: rate)
+    highPass1 = .highPass(frequency: low, q: Butterworth.fourthOrderQ.0, sampleRate: rate)
+    highPass2 = .highPass(frequency: low, q: Butterworth.fourthOrderQ.1, sampleRate: rate)
     lowPass =
       rate > 9_000
-      ? .lowPass(frequency: Self.bandEdges.high, q: 0.707_106_8, sampleRate: rate) : nil
+      ? .lowPass(frequency: Self.bandEdges.high, q: Butterworth.secondOrderQ, sampleRate: rate)
+      : nil
   }
 
   /// Filters `count` samples in place.

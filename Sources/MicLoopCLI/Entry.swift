@@ -24,8 +24,7 @@ public func runMicLoop() -> Never {
       StandardOutput.write(MicLoop.fullMessage(for: error), flush: true)
       exitAfterOutput(0)
     }
-    let message =
-      MicLoop.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+    let message = oneLine(MicLoop.message(for: error))
     StandardOutput.writeError("micloop: error: \(message) (see 'micloop help')")
     exit(code.rawValue)
   }
@@ -56,6 +55,28 @@ public func runMicLoop() -> Never {
   }
 }
 
+/// A parser's message in one line: its lines joined, a list of choices
+/// ("- 'digital'" lines) as one comma-separated list, so that nothing after
+/// the first line is lost.
+func oneLine(_ message: String) -> String {
+  var line = ""
+  var isListing = false
+  for part in message.split(whereSeparator: \.isNewline) {
+    var text = Substring(part)
+    while text.first == " " || text.first == "\t" { text.removeFirst() }
+    while text.last == " " { text.removeLast() }
+    guard !text.isEmpty else { continue }
+    if text.hasPrefix("- ") {
+      line += (isListing ? ", " : " ") + text.dropFirst(2)
+      isListing = true
+    } else {
+      line += (line.isEmpty ? "" : isListing ? "; " : " ") + text
+      isListing = false
+    }
+  }
+  return line
+}
+
 /// Exits with `status` once standard output has taken everything, or
 /// reports in one line why it did not: a job whose output was lost has failed.
 func exitAfterOutput(_ status: Int32) -> Never {
@@ -79,6 +100,6 @@ public func commandLineProblem(_ arguments: [String]) -> String? {
     return nil
   } catch {
     if MicLoop.exitCode(for: error) == .success { return nil }
-    return MicLoop.message(for: error)
+    return oneLine(MicLoop.message(for: error))
   }
 }

@@ -50,7 +50,7 @@ extension TonePlanError {
         + (isFile ? "; resample the file first (for example with sox)" : "; use a lower --rate")
     case .aboveNyquist: return description + "; use a higher --rate or other characters"
     case .emptyMessage: return description + ": give the text to send"
-    case .unknownSymbols, .tonesTooLow: return description
+    case .unknownSymbols, .tonesTooLow, .invalidPlan: return description
     }
   }
 }

@@ -86,7 +86,7 @@ final class EventHook {
         "the start of the \(tone.plan) tone \(tone.symbol) at \(DecimalFormatting.fixed(tone.time, places: 3)) s"
     case .sequence(let sequence):
       return
-        "the \(sequence.plan) \(sequence.plan == "handshake" ? "text" : sequence.plan == "siren" ? "signal" : "call") \"\(sequence.text)\" at \(DecimalFormatting.fixed(sequence.time, places: 3)) s"
+        "the \(sequence.plan) \(sequence.kind.sequenceNoun) \"\(sequence.text)\" at \(DecimalFormatting.fixed(sequence.time, places: 3)) s"
     case .page(let page):
       return
         "the \(page.isGroupCall ? "group page" : "page") \(page.plan) at \(DecimalFormatting.fixed(page.time, places: 3)) s"

@@ -120,7 +120,7 @@ struct Meter: ParsableCommand {
     settings.interval = interval?.value ?? defaultInterval
     settings.talk = talk.settings
     settings.rmsConvention = aes17 ? .aes17 : .sox
-    settings.measuresLoudness = loudness || ballistics == .lufs
+    settings.measuresLoudness = measuresLoudness
     settings.ballistics = ballistics
     settings.channel = channel
     return settings
@@ -146,7 +146,16 @@ struct Meter: ParsableCommand {
     if let channel, !(1...64).contains(channel) {
       throw ValidationError("--channel counts from 1 to 64; use --channel 1 for the first channel")
     }
+    // A device's or raw stream's rate is known now; a file's once it is open.
+    if measuresLoudness && (input == nil || raw) {
+      try LoudnessRate.check(rate: Double(devices.rate), option: loudnessOption)
+    }
   }
+
+  /// Whether loudness is measured: asked for, or read by the meter.
+  var measuresLoudness: Bool { loudness || ballistics == .lufs }
+  /// The option that asked for loudness, as messages name it.
+  var loudnessOption: String { loudness ? "--loudness" : "--ballistics lufs" }
 
   func run() throws {
     guard let input else {
@@ -157,6 +166,9 @@ struct Meter: ParsableCommand {
       }
     }
     let reader = try devices.openInput(input, raw: raw)
+    if measuresLoudness {
+      try LoudnessRate.check(file: input, rate: reader.sampleRate, option: loudnessOption)
+    }
     let settings = meterSettings(
       defaultInterval: 0.1,
       channel: try ChannelChoice.index(channel, in: input, channelCount: reader.channelCount))
@@ -192,10 +204,31 @@ struct Meter: ParsableCommand {
     if outcome.summary.invalidSamples > 0 {
       throw CommandFailure(
         message:
-          "\(input): \(outcome.summary.invalidSamples) NaN or infinite samples were ignored; the levels cover the valid samples; the file is damaged, re-export it",
+          "\(input): \(outcome.summary.invalidSamples) NaN, infinite or impossibly loud (beyond +60 dBFS) samples were ignored; the levels cover the valid samples; the file is damaged, re-export it",
         status: 65)
     }
   }
 }
 
 extension MeterBallistics: ExpressibleByArgument {}
+
+/// Refuses loudness (`meter --loudness`, `--ballistics lufs`, `plot
+/// --loudness`) on audio below `LoudnessMeter.lowestSampleRate`, in one line.
+enum LoudnessRate {
+  /// For `--rate`: a device's rate or a raw stream's.
+  static func check(rate: Double, option: String) throws {
+    guard !LoudnessMeter.measures(sampleRate: rate) else { return }
+    throw ValidationError(
+      "\(option) needs a sample rate of at least \(Int(LoudnessMeter.lowestSampleRate)) Hz (BS.1770 loudness is not defined below it), not --rate \(Int(rate)); raise --rate or leave out \(option)"
+    )
+  }
+
+  /// For a file whose header gives `rate`.
+  static func check(file: String, rate: Double, option: String) throws {
+    guard !LoudnessMeter.measures(sampleRate: rate) else { return }
+    throw CommandFailure(
+      message:
+        "\(file == "-" ? "standard input" : file): \(option) needs audio at \(Int(LoudnessMeter.lowestSampleRate)) Hz or more (BS.1770 loudness is not defined below it), it is at \(Int(rate)) Hz; resample it (for example with sox) or leave out \(option)"
+    )
+  }
+}

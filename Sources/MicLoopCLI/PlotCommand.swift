@@ -64,6 +64,9 @@ struct Plot: ParsableCommand {
     let format = PlotFormat(path: output)!
     let reader: AudioFileReader
     do { reader = try AudioFileReader(path: input) } catch { throw CommandFailure(error) }
+    if loudness {
+      try LoudnessRate.check(file: input, rate: reader.sampleRate, option: "--loudness")
+    }
     let layout = PlotLayout(width: width, height: height)
     var settings = PlotAnalysis.Settings()
     settings.columns = 2 * layout.levels.width
@@ -106,7 +109,7 @@ struct Plot: ParsableCommand {
     if data.invalidSamples > 0 {
       throw CommandFailure(
         message:
-          "\(input): \(data.invalidSamples) NaN or infinite samples were drawn as silence; the file is damaged, re-export it",
+          "\(input): \(data.invalidSamples) NaN, infinite or impossibly loud (beyond +60 dBFS) samples were drawn as silence; the file is damaged, re-export it",
         status: 65)
     }
   }

@@ -38,8 +38,10 @@ struct Send: ParsableCommand {
   @OptionGroup(title: "Devices") var devices: DeviceOptions
 
   func validate() throws {
-    guard TonePlan.named(plan) != nil else {
-      throw ValidationError("unknown plan '\(plan)'; use one of \(TonePlan.names)")
+    do {
+      _ = try TonePlan.plan(named: plan)
+    } catch {
+      throw ValidationError(error.description)
     }
     if let toneMilliseconds, !(toneMilliseconds >= 10 && toneMilliseconds <= 10_000) {
       throw ValidationError("--tone-ms must be 10 to 10000")

@@ -80,6 +80,10 @@ struct ToneReportOptions: ParsableArguments {
 /// Parses `--plan dtmf,ccir,freq:1750,2100`: names separated by commas; the
 /// numbers after `freq:` belong to it.
 enum TonePlanList {
+  /// The most plans one list may name: each plan costs its own analysis of
+  /// every frame, so an absurd list would take minutes and gigabytes.
+  static let maximumPlans = 64
+
   static func parse(_ list: String) throws -> [TonePlan] {
     var names = [String]()
     for token in list.split(separator: ",", omittingEmptySubsequences: true) {
@@ -93,6 +97,10 @@ enum TonePlanList {
       } else {
         names.append(token)
       }
+      guard names.count <= maximumPlans else {
+        throw ValidationError(
+          "--plan names at most \(maximumPlans) plans; decode the others in another run")
+      }
     }
     guard !names.isEmpty else {
       throw ValidationError("give a plan: \(TonePlan.names)")
@@ -102,12 +110,16 @@ enum TonePlanList {
       if name.lowercased().hasPrefix("freq:") {
         for value in name.dropFirst(5).split(separator: ",") {
           if let hertz = Double(value), !(hertz >= 20 && hertz <= 100_000) {
-            throw ValidationError("freq: tones must be 20 to 100000 Hz, not \(value)")
+            throw ValidationError(
+              "freq: tones must be 20 to 100000 Hz, not \(TonePlan.quoted(String(value)))")
           }
         }
       }
-      guard let plan = TonePlan.named(name) else {
-        throw ValidationError("unknown plan '\(name)'; use one of \(TonePlan.names)")
+      let plan: TonePlan
+      do {
+        plan = try TonePlan.plan(named: name)
+      } catch {
+        throw ValidationError(error.description)
       }
       if !plans.contains(where: { $0.name == plan.name }) { plans.append(plan) }
     }

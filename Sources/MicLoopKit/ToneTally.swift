@@ -17,7 +17,7 @@ public final class ToneTally {
   ///   call is a repeat; 0 reports every repeat.
   public init(plans: [TonePlan], repeatWindow: Double) {
     self.plans = plans
-    repeats = RepeatSuppressor(plans: plans, window: repeatWindow)
+    repeats = RepeatSuppressor(window: repeatWindow)
   }
 
   /// Counts and hands on `event` unless it repeats a call just reported.

@@ -78,7 +78,7 @@ public enum PlotAnalysis {
       switch event {
       case .tone(let tone):
         // Tones of call plans come again as their call; mark the call.
-        if tone.plan == "dtmf" || tone.plan.hasPrefix("freq") {
+        if tone.kind == .dualTone || tone.kind == .arbitrary {
           data.tones.append(
             ToneMark(time: tone.time, duration: tone.duration, label: String(tone.symbol)))
         }

@@ -33,6 +33,15 @@ public struct ImpulseBlanker {
   /// Blocks set to zero so far.
   public private(set) var blankedBlocks = 0
 
+  /// Seconds per block (at least `minimumBlockLength` samples).
+  public static let blockSeconds = 0.0005
+  public static let minimumBlockLength = 8
+  /// The corner (Hz) above which a block's power is measured.
+  public static let highPassCorner = 400.0
+  /// The share of the threshold above which a click's direct neighbour
+  /// is set to zero with it (a filtered click spreads over a millisecond).
+  static let neighbourShare: Float = 0.6
+
   private let slots: Int
   /// The last `slots` blocks' samples, and their mean powers above 400 Hz.
   private var samples: [Float]
@@ -49,7 +58,7 @@ public struct ImpulseBlanker {
   private var emitted = 0
 
   public init(sampleRate: Double, ratio: Float = 1.8) {
-    blockLength = max(8, Int((0.0005 * sampleRate).rounded()))
+    blockLength = max(Self.minimumBlockLength, Int((Self.blockSeconds * sampleRate).rounded()))
     self.ratio = ratio
     slots = 2 * neighbours + 2
     samples = [Float](repeating: 0, count: slots * blockLength)
@@ -57,8 +66,10 @@ public struct ImpulseBlanker {
     isClick = [Bool](repeating: false, count: slots)
     // Fourth-order Butterworth: two sections with the Q of its pole pairs.
     highPass = (
-      .highPass(frequency: 400, q: 0.5412, sampleRate: sampleRate),
-      .highPass(frequency: 400, q: 1.3066, sampleRate: sampleRate)
+      .highPass(
+        frequency: Self.highPassCorner, q: Butterworth.fourthOrderQ.0, sampleRate: sampleRate),
+      .highPass(
+        frequency: Self.highPassCorner, q: Butterworth.fourthOrderQ.1, sampleRate: sampleRate)
     )
   }
 
@@ -122,10 +133,10 @@ public struct ImpulseBlanker {
     let slot = block % slots
     guard powers[slot] > threshold, powers[slot] > 1e-12 else { return }
     isClick[slot] = true
-    if block - 1 >= emitted, powers[(block - 1) % slots] > 0.6 * threshold {
+    if block - 1 >= emitted, powers[(block - 1) % slots] > Self.neighbourShare * threshold {
       isClick[(block - 1) % slots] = true
     }
-    if block + 1 < completed, powers[(block + 1) % slots] > 0.6 * threshold {
+    if block + 1 < completed, powers[(block + 1) % slots] > Self.neighbourShare * threshold {
       isClick[(block + 1) % slots] = true
     }
   }

@@ -10,10 +10,11 @@ import TonePlans
 /// EIA/TIA-603, 67.0–254.1 Hz) under voice: which tone, when it started and
 /// how long it lasted.
 ///
-/// The input is low-passed (4th-order Butterworth at 900 Hz) and decimated
-/// to about 2 kHz; frames of 200 ms every 20 ms are windowed and
-/// transformed with zero padding (0.5 Hz bins), and the strongest peaks
-/// between 62 and 262 Hz are measured by parabolic interpolation. A peak
+/// The input is low-passed (4th-order Butterworth at `lowPassCorner`,
+/// 900 Hz) and decimated to about `decimatedRate` (2 kHz); frames of
+/// `frameSeconds` (200 ms) every `hopSeconds` (20 ms) are windowed and
+/// transformed with zero padding (0.5 Hz bins), and the strongest peaks in
+/// `searchBand` (62–262 Hz) are measured by parabolic interpolation. A peak
 /// within ±0.6 % of a standard tone, steady to ±0.35 Hz over three frames,
 /// acquires that tone (about 240 ms after it starts, or later under a
 /// voice; `SteadyToneProbe` finds where it began by its phase). Then its
@@ -26,8 +27,8 @@ import TonePlans
 /// its phase line, or when another tone is acquired. Voice pitch
 /// glides, so it neither holds a standard frequency steadily nor long. Music does hold notes (and many
 /// notes are within 0.6 % of a standard tone: C♯2 is 69.3 Hz), but never
-/// one alone: a tone acquired or held while another sharp peak between 40
-/// and 950 Hz stays as steady (a chord's notes, a note's harmonics; mains
+/// one alone: a tone acquired or held while another sharp peak in
+/// `companionBand` (40–950 Hz) stays as steady (a chord's notes, a note's harmonics; mains
 /// hum excepted) is not a sub-tone. Sharp means falling 12 dB within
 /// 7.5 Hz on one side, as a held sinusoid's does and a gliding voice's
 /// smeared harmonics do not.
@@ -127,7 +128,7 @@ final class CTCSSDetector {
   /// Peak frequencies of the last three frames, oldest first.
   private var recentPeaks: [[(frequency: Double, level: Double)]] = [[], [], []]
   /// Steady peaks followed from frame to frame (within 1 Hz, through gaps
-  /// of up to 200 ms): where each was first seen, and last.
+  /// of up to `trackGap`): where each was first seen, and last.
   private var peakTracks: [(frequency: Double, onset: Double, lastSeen: Double)] = []
   /// Where each peak of the latest frame was first seen (its track's onset).
   private var peakOnsets: [Double] = []
@@ -142,20 +143,48 @@ final class CTCSSDetector {
   private static let fadingMisses = 50
   /// Seconds from a tone's first frame by which its phase must be locked.
   private static let lockDeadline = 0.7
+  /// The corner of the low-pass before decimation, in Hz (a 4th-order
+  /// Butterworth): the sub-tones and the peaks they are told from lie below.
+  static let lowPassCorner = 900.0
+  /// The rate the input is decimated to at least, in Hz (a whole fraction
+  /// of the input's).
+  static let decimatedRate = 2_000.0
+  /// Seconds of audio in a frame, and between frames.
+  static let frameSeconds = 0.2
+  static let hopSeconds = 0.02
+  /// Samples each frame is transformed at (zero padded: 0.5 Hz bins at 2 kHz).
+  static let fftLength = 4096
+  /// How long before a frame's end the moment lies that the frame stands
+  /// for, in seconds: a frame holds a tone once the tone fills about half
+  /// of it, so a tone found in a frame ending at `t` is timed from `t`
+  /// minus this (and a start is compared with frame ends after adding it).
+  static let halfFrame = frameSeconds / 2
+  /// Seconds apart two peaks may have first shown and still have started
+  /// together (a chord's notes struck at once).
+  static let togetherOnsets = 0.1
+  /// Seconds a steady peak may be missing and still be followed as the
+  /// same peak.
+  static let trackGap = 0.2
+  /// Where standard tones are looked for, in Hz (the 50 lie from 67.0 to
+  /// 254.1 Hz).
+  static let searchBand = (low: 62.0, high: 262.0)
+  /// Where other steady peaks are looked for, in Hz: a chord's notes and a
+  /// note's harmonics beside a tone.
+  static let companionBand = (low: 40.0, high: 950.0)
 
   init(plan: String, tones: [Double], sampleRate: Double, minimumLevel: Double) {
     self.plan = plan
     self.tones = tones
     self.minimumLevel = minimumLevel
-    decimation = max(1, Int(sampleRate / 2000))
+    decimation = max(1, Int(sampleRate / Self.decimatedRate))
     rate = sampleRate / Double(decimation)
-    let frameLength = Int((0.2 * rate).rounded())
-    let fftLength = 4096
+    let frameLength = Int((Self.frameSeconds * rate).rounded())
+    let fftLength = Self.fftLength
     self.frameLength = frameLength
-    hop = max(1, Int((0.02 * rate).rounded()))
+    hop = max(1, Int((Self.hopSeconds * rate).rounded()))
     sections = [
-      Section(lowPass: 900, q: 0.5412, sampleRate: sampleRate),
-      Section(lowPass: 900, q: 1.3066, sampleRate: sampleRate),
+      Section(lowPass: Self.lowPassCorner, q: Butterworth.fourthOrderQ.0, sampleRate: sampleRate),
+      Section(lowPass: Self.lowPassCorner, q: Butterworth.fourthOrderQ.1, sampleRate: sampleRate),
     ]
     history = [Float](repeating: 0, count: frameLength)
     probe = SteadyToneProbe(rate: rate, windowLength: frameLength, step: hop, seconds: 3)
@@ -218,10 +247,11 @@ final class CTCSSDetector {
     }
     fftwf_execute(fftPlan)
     let binWidth = rate / Double(fftLength)
-    let low = Int(62 / binWidth)
-    let wideLow = Int(40 / binWidth)
-    let high = min(fftLength / 2 - 1, Int(262 / binWidth) + 1)
-    let wideHigh = min(fftLength / 2 - 1 - Int(7.5 / binWidth + 1), Int(950 / binWidth))
+    let low = Int(Self.searchBand.low / binWidth)
+    let wideLow = Int(Self.companionBand.low / binWidth)
+    let high = min(fftLength / 2 - 1, Int(Self.searchBand.high / binWidth) + 1)
+    let wideHigh = min(
+      fftLength / 2 - 1 - Int(7.5 / binWidth + 1), Int(Self.companionBand.high / binWidth))
     // A steady sinusoid's lobe falls 12 dB within 7.5 Hz on at least one side.
     let flank = Int((7.5 / binWidth).rounded())
     for bin in (wideLow - flank)...min(fftLength / 2, wideHigh + flank) {
@@ -249,7 +279,7 @@ final class CTCSSDetector {
       $0.power >= clear && level($0.power) >= minimumLevel
         && min(power[$0.bin - flank], power[$0.bin + flank]) <= $0.power * 0.063
     }.map { (frequency: frequency($0.bin), level: level($0.power)) }
-    peakTracks.removeAll { frameEnd - $0.lastSeen > 0.2 }
+    peakTracks.removeAll { frameEnd - $0.lastSeen > Self.trackGap }
     peakOnsets = latest.map { peak in
       guard let index = peakTracks.firstIndex(where: { abs($0.frequency - peak.frequency) <= 1 })
       else {
@@ -282,7 +312,7 @@ final class CTCSSDetector {
   /// Whether a peak other than the tone at `frequency` and `level` (dBFS),
   /// which began at `start` (seconds), has held its frequency (±0.5 Hz)
   /// over the last three frames, within 12 dB of the tone's level, and
-  /// either started with it (within 0.1 s) or stands in a chord's interval
+  /// either started with it (within `togetherOnsets`) or stands in a chord's interval
   /// to it within 6 dB: a chord's notes or a note's harmonics, or a note
   /// held into the next chord. A CTCSS tone is the only steady sound below 950 Hz that
   /// starts alone: voice pitch glides, noise peaks wander, and a pager's or
@@ -294,12 +324,12 @@ final class CTCSSDetector {
     // frame or two late): the tone's own, if it is among them.
     let onset =
       latest.firstIndex { abs($0.frequency - frequency) <= 0.5 }.map { peakOnsets[$0] }
-      ?? start + 0.1
+      ?? start + Self.halfFrame
     return latest.indices.contains { index in
       let peak = latest[index]
       return abs(peak.frequency - frequency) > 8 && !Self.isMains(peak.frequency)
         && abs(peak.level - level) <= 12
-        && (peakOnsets[index] <= onset + 0.1
+        && (peakOnsets[index] <= onset + Self.togetherOnsets
           || abs(peak.level - level) <= 6 && Self.isConsonant(peak.frequency, frequency))
         && recentPeaks.dropLast().allSatisfy { frame in
           frame.contains { abs($0.frequency - peak.frequency) <= 0.5 }
@@ -334,8 +364,8 @@ final class CTCSSDetector {
 
   private func analyseFrame(endingAt frameEnd: Double, emit: (ToneDecoderEvent) -> Void) {
     let found = matches(endingAt: frameEnd)
-    // A frame holds the tone once it fills about half of it.
-    let edge = frameEnd - 0.1
+    // A frame holds the tone once it fills about half of it (`halfFrame`).
+    let edge = frameEnd - Self.halfFrame
     if let current = active, current.lock == nil, edge - current.foundFrom > Self.lockDeadline {
       // Never steady enough to lock on: a voice's pitch resting on a
       // standard frequency.
@@ -366,7 +396,7 @@ final class CTCSSDetector {
     emit: (ToneDecoderEvent) -> Void
   ) {
     var current = tone
-    let edge = frameEnd - 0.1
+    let edge = frameEnd - Self.halfFrame
     let isFading = current.isFading
     var trial = current
     let isHeld = holds(&trial, match: match)
@@ -414,7 +444,7 @@ final class CTCSSDetector {
     from found: [(tone: Int, frequency: Double, level: Double)], frameEnd: Double,
     emit: (ToneDecoderEvent) -> Void
   ) {
-    let edge = frameEnd - 0.1
+    let edge = frameEnd - Self.halfFrame
     guard let previous = candidate,
       let match = found.first(where: {
         $0.tone == previous.tone && abs($0.frequency - previous.frequency) <= 0.35
@@ -425,7 +455,8 @@ final class CTCSSDetector {
     }
     candidate = (previous.tone, match.frequency, previous.count + 1, previous.firstEnd)
     guard previous.count + 1 >= 3 else { return }
-    if anotherSteadyPeak(than: match.frequency, level: match.level, start: previous.firstEnd - 0.1)
+    if anotherSteadyPeak(
+      than: match.frequency, level: match.level, start: previous.firstEnd - Self.halfFrame)
     {
       // Music: start again from this frame.
       candidate = (previous.tone, match.frequency, 1, frameEnd)
@@ -433,8 +464,9 @@ final class CTCSSDetector {
     }
     // The first frame that found it may have been late (voice over it).
     let lock = probe.lock(near: match.frequency)
-    var start = min(previous.firstEnd - 0.1, lock.map { probe.start(of: $0) } ?? .infinity)
-    var foundFrom = previous.firstEnd - 0.1
+    var start = min(
+      previous.firstEnd - Self.halfFrame, lock.map { probe.start(of: $0) } ?? .infinity)
+    var foundFrom = previous.firstEnd - Self.halfFrame
     if let (earlier, at) = dropped, earlier.tone == previous.tone, edge - at <= 0.5 {
       start = min(start, earlier.start)
       foundFrom = min(foundFrom, earlier.foundFrom)
@@ -480,7 +512,8 @@ final class CTCSSDetector {
 
   private func decoded(_ tone: Active) -> DecodedTone {
     DecodedTone(
-      plan: plan, time: max(0, tone.start), duration: tone.lastSeen - tone.start, symbol: "~",
+      plan: plan, kind: .subAudible, time: max(0, tone.start), duration: tone.lastSeen - tone.start,
+      symbol: "~",
       frequencies: [tones[tone.tone]], levels: [tone.peakLevel])
   }
 }

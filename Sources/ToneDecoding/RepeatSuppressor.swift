@@ -4,28 +4,22 @@ import TonePlans
 /// the same selective call again within a second or two, and one alarm is
 /// what a listener wants. A call (a sequence event) identical to one that
 /// ended at most `window` seconds before it is dropped together with its
-/// tones; so is a third, within the window of the second. Single tones of
-/// plans without calls (DTMF digits) always pass: a digit pressed twice is
-/// two digits.
+/// tones; so is a third, within the window of the second. Which tones
+/// belong to calls is the events' own kind (`PlanKind.reportsCalls`), so
+/// the ZVEI call a decoder adds before siren signals is held like any
+/// other. Single tones of plans without calls (DTMF digits) always pass: a
+/// digit pressed twice is two digits.
 ///
 /// Holds the tones of call plans until their call is reported. Control
 /// thread; allocates.
 public struct RepeatSuppressor: Sendable {
   /// Seconds after a call's end during which the same call is a repeat; 0 passes everything.
   public let window: Double
-  private let callPlans: Set<String>
   private var lastEnd: [String: Double] = [:]
   private var held: [DecodedTone] = []
 
-  public init(plans: [TonePlan], window: Double) {
+  public init(window: Double) {
     self.window = window
-    callPlans = Set(
-      plans.filter {
-        switch $0.kind {
-        case .sequential, .characterCode, .pager, .alarm: return true
-        case .dualTone, .arbitrary, .subAudible: return false
-        }
-      }.map(\.name))
   }
 
   /// Passes `event` on through `emit`, or holds or drops it.
@@ -33,7 +27,7 @@ public struct RepeatSuppressor: Sendable {
     guard window > 0 else { return emit(event) }
     switch event {
     case .tone(let tone):
-      if callPlans.contains(tone.plan) { held.append(tone) } else { emit(event) }
+      if tone.kind.reportsCalls { held.append(tone) } else { emit(event) }
     case .toneStart:
       emit(event)
     case .sequence(let call):

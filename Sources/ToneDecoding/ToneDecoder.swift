@@ -132,6 +132,7 @@ public final class ToneDecoder {
     self.plans = plans
     self.sampleRate = sampleRate
     self.settings = settings
+    zveiPlans = Set(plans.filter(\.isZVEI).map(\.name))
     for plan in plans { try Self.checkRate(plan, sampleRate: sampleRate, settings: settings) }
     let heard = plans.map(Self.stream)
     // Signalling tones lie below a few kHz: they are analysed at the lowest
@@ -265,7 +266,7 @@ public final class ToneDecoder {
     case .characterCode, .subAudible: return nil
     case .dualTone, .sequential, .arbitrary, .pager, .alarm:
       let highest = plan.symbols.flatMap(\.frequencies).max() ?? 0
-      return max(3_400, highest * 1.5)
+      return SignallingBand.top(highest: highest)
     }
   }
 
@@ -313,17 +314,25 @@ public final class ToneDecoder {
     }
   }
 
-  /// The last ZVEI call, which a siren signal that follows within 1 s is for.
+  /// The last ZVEI call, which a siren signal that follows within
+  /// `callPause` is for.
   private var lastCall: DecodedSequence?
+  /// The names of the ZVEI plans decoded, whose calls address siren signals.
+  private let zveiPlans: Set<String>
+  /// Seconds from a ZVEI call's end to a siren signal's start for the
+  /// signal to be that call's: up to 1 s after it, or overlapping its last
+  /// tone a little (the signal's start is measured from frames that may
+  /// reach back into the call).
+  public static let callPause = -0.2...1.0
 
   /// Gives `event` to `emit`, a siren signal with the ZVEI call just before it.
   private func link(_ event: ToneDecoderEvent, to emit: (ToneDecoderEvent) -> Void) {
     guard case .sequence(var sequence) = event else { return emit(event) }
-    if TonePlan.named(sequence.plan)?.isZVEI == true {
+    if sequence.kind == .sequential && zveiPlans.contains(sequence.plan) {
       lastCall = sequence
-    } else if sequence.plan == TonePlan.siren.name, let call = lastCall {
+    } else if sequence.kind == .alarm, let call = lastCall {
       let pause = sequence.time - (call.time + call.duration)
-      if pause >= -0.2 && pause <= 1 { sequence.call = call.text }
+      if Self.callPause.contains(pause) { sequence.call = call.text }
     }
     emit(.sequence(sequence))
   }

@@ -61,6 +61,16 @@ final class ToneFrameClassifier {
     case characterCode(marker: Double, base: Double, step: Double)
   }
 
+  /// How many tolerances off its nominal tone a frame's peak may be:
+  /// frames pass with a looser test, the run's finer estimate decides.
+  static let frameTolerances = 1.8
+  /// How many tolerances beyond the outer tones the peaks are searched for.
+  static let searchTolerances = 2.0
+  /// Decibels a single frame's twist may lie beyond the settings' limits
+  /// (the run's median decides): below the reverse limit, since GSM 06.10
+  /// lets a weak high tone fade for a frame or two; above the standard one.
+  static let frameTwistSlack = (reverse: 8.0, standard: 4.0)
+
   private let layout: Layout
   /// Pairs of tones: the nominal frequencies of each group, and the symbol
   /// of each pair at `symbols[low × high.count + high]` (−1 for none).
@@ -108,17 +118,19 @@ final class ToneFrameClassifier {
   var readBins: Range<Int> {
     max(0, min(binsFor.band.0, binsFor.search.0) - 3)..<max(binsFor.band.1, binsFor.search.1) + 4
   }
-  /// A share no decision asks more of (`isSteadyKey`'s clean quarter,
-  /// or the settings' own thresholds if higher).
+  /// A share no decision asks more of (a steady key's clean quarter,
+  /// `DualToneRunRule.SteadyKey.cleanShare`, or the settings' own
+  /// thresholds if higher).
   private let sureShare: Double
 
   /// - Parameter frameLength: samples per frame of the spectra it will be given.
   init(plan: TonePlan, sampleRate: Double, frameLength: Int, settings: ToneDetectionSettings) {
     self.settings = settings
     sureShare = max(
-      0.93, settings.minimumShare, settings.holdingShare, settings.minimumRunShare)
+      DualToneRunRule.SteadyKey.cleanShare, settings.minimumShare, settings.holdingShare,
+      settings.minimumRunShare)
     if case .alarm = plan.kind {
-      runShare = min(0.7, settings.minimumRunShare)
+      runShare = min(DualToneRunRule.alarmRunShare, settings.minimumRunShare)
     } else {
       runShare = settings.minimumRunShare
     }
@@ -137,10 +149,13 @@ final class ToneFrameClassifier {
       layout = .dual
       groups = (low, high, symbols)
       frequencies = []
-      search = (low.first! * (1 - 2 * tolerance), high.last! * (1 + 2 * tolerance))
-      // From 300 Hz, as a telephone or radio voice channel: a CTCSS sub-tone
-      // or hum below it is no part of the signalling band.
-      band = (300, min(nyquist, max(3400, high.last! * 1.5)))
+      search = (
+        low.first! * (1 - Self.searchTolerances * tolerance),
+        high.last! * (1 + Self.searchTolerances * tolerance)
+      )
+      band = (
+        SignallingBand.voiceLow, min(nyquist, SignallingBand.top(highest: high.last!))
+      )
       toleranceHz = []
     case .sequential, .arbitrary, .subAudible, .pager:
       let frequencies: [Double]
@@ -154,8 +169,13 @@ final class ToneFrameClassifier {
       self.frequencies = frequencies
       let lowest = frequencies.min()!
       let highest = frequencies.max()!
-      search = (lowest * (1 - 2 * tolerance), min(nyquist, highest * (1 + 2 * tolerance)))
-      band = (min(300, lowest * 0.5), min(nyquist, max(3400, highest * 1.5)))
+      search = (
+        lowest * (1 - Self.searchTolerances * tolerance),
+        min(nyquist, highest * (1 + Self.searchTolerances * tolerance))
+      )
+      band = (
+        SignallingBand.bottom(lowest: lowest), min(nyquist, SignallingBand.top(highest: highest))
+      )
       // Within the tolerance, and never past halfway to a neighbouring tone.
       toleranceHz = frequencies.map { frequency in
         let nearest = frequencies.filter { $0 != frequency }.map { abs($0 - frequency) }.min()
@@ -166,7 +186,7 @@ final class ToneFrameClassifier {
       groups = ([], [], [])
       frequencies = []
       search = (marker - step, min(nyquist, base + step * 127))
-      band = (marker - 1_000, nyquist)
+      band = (marker - SignallingBand.belowMarker, nyquist)
       toleranceHz = [0.4 * step]
     }
     binsFor = Bins(
@@ -216,12 +236,11 @@ final class ToneFrameClassifier {
       let lowLevel = Decibels.fromAmplitude(lowPeak.amplitude) ?? -.infinity
       let highLevel = Decibels.fromAmplitude(highPeak.amplitude) ?? -.infinity
       // One frame's levels are noisy; the run's median decides the twist.
-      // GSM 06.10 lets a weak high tone fade for a frame or two (20 dB
-      // under the low one): frames allow 8 dB past the reverse limit.
       let twist = highLevel - lowLevel
       let symbol = groups.symbols[row * groups.high.count + column]
       guard min(lowLevel, highLevel) >= settings.minimumLevel,
-        twist >= settings.twist.lowerBound - 8, twist <= settings.twist.upperBound + 4,
+        twist >= settings.twist.lowerBound - Self.frameTwistSlack.reverse,
+        twist <= settings.twist.upperBound + Self.frameTwistSlack.standard,
         symbol >= 0
       else { return measured }
       let lobePower = lowPeak.lobePower + highPeak.lobePower
@@ -249,7 +268,7 @@ final class ToneFrameClassifier {
       where abs(frequencies[index] - peak.frequency) < abs(frequencies[best] - peak.frequency) {
         best = index
       }
-      guard abs(frequencies[best] - peak.frequency) <= 1.8 * toleranceHz[best],
+      guard abs(frequencies[best] - peak.frequency) <= Self.frameTolerances * toleranceHz[best],
         let share = tonalShare(
           peak.lobePower, lobes: 1, of: bandPower, spectrum, atLeast: settings.holdingShare
         ).share,
@@ -411,45 +430,21 @@ final class ToneFrameClassifier {
     let nominal = nominalFrequencies(of: run.symbol)
     switch layout {
     case .dual:
-      // Speech that passes for a key does so briefly and off-key: a tone
-      // under 45 ms must be within 1.8 % (Q.24's 1.5 % that must be
-      // accepted, with room for the estimate's error at 6 dB SNR).
       let tolerance =
-        run.duration < 0.045
-        ? min(settings.frequencyTolerance, 0.018) : settings.frequencyTolerance
+        run.duration < DualToneRunRule.shortTone
+        ? min(settings.frequencyTolerance, DualToneRunRule.shortToneTolerance)
+        : settings.frequencyTolerance
       let errors = (abs(run.frequencies.0 / nominal.0 - 1), abs(run.frequencies.1 / nominal.1 - 1))
-      // A voice's harmonic pair glides: its phases do not advance steadily
-      // (keys: 0.95 or more in noise at 6 dB SNR, 0.89 through GSM 06.10;
-      // voices that passed for keys through FM: 0.29 to 0.89). A key at
-      // −8 dB twist in noise at 6 dB SNR may advance as unsteadily (0.88):
-      // there the two overlap.
       return errors.0 <= tolerance && errors.1 <= tolerance
         && settings.twist.contains(run.twist)
-        && run.coherence >= 0.8
-        && (run.share >= runShare || isSteadyKey(run, errors: errors))
+        && run.coherence >= DualToneRunRule.minimumCoherence
+        && (run.share >= runShare || DualToneRunRule.SteadyKey.holds(run, errors: errors)
+          || DualToneRunRule.LockedKey.holds(run, errors: errors))
     case .single:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[run.symbol]
     case .characterCode:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[0]
     }
-  }
-
-  /// Whether a pair of tones short of the run share was held like a key
-  /// through a noisy channel: 55 ms or more, within 1 % of both
-  /// frequencies, both phases advancing steadily (coherence 0.97 or more)
-  /// and a median share of 0.82, or 0.7 with a quarter of its frames at
-  /// 0.93 or more; a key a click dented for two frames may advance a little
-  /// less steadily (0.955) if it holds both. An FM channel's clicks and
-  /// limiter products dent some frames of a key (at 6 dB CNR) while those
-  /// between them hold nearly the whole band; a voice that holds two keys'
-  /// tones this long and this close glides or keeps its other harmonics in
-  /// every frame (in the talk-off speech, through GSM too, no quarter of
-  /// its frames reached 0.89 where it held a pair within 1 % for 55 ms).
-  private func isSteadyKey(_ run: ToneRun, errors: (Double, Double)) -> Bool {
-    guard run.duration >= 0.055, max(errors.0, errors.1) <= 0.01 else { return false }
-    let isClean = run.upperShare >= 0.93
-    return run.coherence >= 0.97 && (run.share >= 0.82 || (run.share >= 0.7 && isClean))
-      || run.coherence >= 0.955 && run.share >= 0.82 && isClean
   }
 
   /// The index of the nominal frequency within tolerance of `frequency`.
@@ -460,7 +455,7 @@ final class ToneFrameClassifier {
       best = index
     }
     let error = abs(nominal[best] - frequency) / nominal[best]
-    return error <= 1.8 * settings.frequencyTolerance ? best : nil
+    return error <= Self.frameTolerances * settings.frequencyTolerance ? best : nil
   }
 }
 

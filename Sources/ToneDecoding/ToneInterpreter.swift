@@ -12,6 +12,21 @@ struct ToneInterpreter {
   /// its tone follows.
   private var fragment: ToneRun?
 
+  /// The shortest single tone (DTMF, `freq:`) reported when the settings
+  /// name none, in seconds: between the 23 ms Q.24 says must be rejected
+  /// and the 40 ms it says must be accepted.
+  static let shortestSingleTone = 0.031
+  /// The longest silence inside a two-tone page, and the shortest tone
+  /// of one, in seconds.
+  static let pagerGap = 0.3
+  static let shortestPagerTone = 0.1
+  /// How much of a plan's tone length a silence inside a 5-tone or
+  /// Handshake sequence may last.
+  static let sequenceGapShare = 0.5
+  /// How much of a plan's tone length a tone of a sequence must last;
+  /// a shorter run is kept as a fragment in case the rest follows.
+  static let shortestSequenceToneShare = 0.5
+
   init(plan: TonePlan, settings: ToneDetectionSettings) {
     self.plan = plan
     self.settings = settings
@@ -20,8 +35,8 @@ struct ToneInterpreter {
   /// The longest silence inside a sequence, in seconds.
   var maximumGap: Double {
     switch plan.kind {
-    case .sequential, .characterCode: return 0.5 * plan.toneDuration
-    case .pager: return 0.3
+    case .sequential, .characterCode: return Self.sequenceGapShare * plan.toneDuration
+    case .pager: return Self.pagerGap
     case .dualTone, .arbitrary, .subAudible, .alarm: return 0
     }
   }
@@ -49,10 +64,11 @@ struct ToneInterpreter {
       emit(
         .sequence(
           DecodedSequence(
-            plan: plan.name, time: signal.start, duration: signal.duration,
+            plan: plan.name, kind: plan.kind.planKind, time: signal.start,
+            duration: signal.duration,
             text: names[run.symbol], symbols: String(character(run.symbol)))))
     case .dualTone, .arbitrary, .subAudible:
-      let shortest = settings.minimumDuration ?? 0.031
+      let shortest = settings.minimumDuration ?? Self.shortestSingleTone
       if run.duration >= shortest { emit(.tone(decoded(run))) }
     case .sequential, .characterCode, .pager:
       // Noise can cut a tone in two: pieces of one symbol close together
@@ -69,7 +85,12 @@ struct ToneInterpreter {
         run.start = piece.start
       }
       fragment = nil
-      let shortest = if case .pager = plan.kind { 0.1 } else { 0.5 * plan.toneDuration }
+      let shortest =
+        if case .pager = plan.kind {
+          Self.shortestPagerTone
+        } else {
+          Self.shortestSequenceToneShare * plan.toneDuration
+        }
       guard run.duration >= shortest else {
         fragment = run
         return
@@ -147,7 +168,8 @@ struct ToneInterpreter {
   private func decoded(_ run: ToneRun, duration: Double? = nil) -> DecodedTone {
     let isDual = run.levels.1.isFinite && plan.soundsTwoTones
     return DecodedTone(
-      plan: plan.name, time: run.start, duration: duration ?? run.duration,
+      plan: plan.name, kind: plan.kind.planKind, time: run.start,
+      duration: duration ?? run.duration,
       symbol: character(run.symbol),
       frequencies: isDual ? [run.frequencies.0, run.frequencies.1] : [run.frequencies.0],
       levels: isDual ? [run.levels.0, run.levels.1] : [run.levels.0])
@@ -227,7 +249,8 @@ struct ToneInterpreter {
     emit(
       .sequence(
         DecodedSequence(
-          plan: plan.name, time: pending[0].start, duration: pending.last!.end - pending[0].start,
+          plan: plan.name, kind: plan.kind.planKind, time: pending[0].start,
+          duration: pending.last!.end - pending[0].start,
           text: text, symbols: symbols)))
   }
 
@@ -253,7 +276,8 @@ struct ToneInterpreter {
     emit(
       .sequence(
         DecodedSequence(
-          plan: plan.name, time: first.start, duration: pending.last!.end - first.start,
+          plan: plan.name, kind: plan.kind.planKind, time: first.start,
+          duration: pending.last!.end - first.start,
           text: text, symbols: text)))
   }
 }

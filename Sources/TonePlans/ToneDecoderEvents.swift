@@ -3,6 +3,8 @@
 public struct DecodedTone: Sendable, Equatable {
   /// The plan's name, as `--plan` spells it.
   public var plan: String
+  /// What kind of plan it is.
+  public var kind: PlanKind
   /// Seconds from the start of the stream to the tone's start.
   public var time: Double
   public var duration: Double
@@ -14,10 +16,11 @@ public struct DecodedTone: Sendable, Equatable {
   public var levels: [Double]
 
   public init(
-    plan: String, time: Double, duration: Double, symbol: Character, frequencies: [Double],
-    levels: [Double]
+    plan: String, kind: PlanKind, time: Double, duration: Double, symbol: Character,
+    frequencies: [Double], levels: [Double]
   ) {
     self.plan = plan
+    self.kind = kind
     self.time = time
     self.duration = duration
     self.symbol = symbol
@@ -30,6 +33,8 @@ public struct DecodedTone: Sendable, Equatable {
 /// signal. Pure data.
 public struct DecodedSequence: Sendable, Equatable {
   public var plan: String
+  /// What kind of plan it is (5-tone, Handshake or siren signals).
+  public var kind: PlanKind
   /// Seconds from the start of the stream to the first tone.
   public var time: Double
   /// Seconds; for a siren signal, how long it had sounded when reported.
@@ -42,10 +47,11 @@ public struct DecodedSequence: Sendable, Equatable {
   public var call: String?
 
   public init(
-    plan: String, time: Double, duration: Double, text: String, symbols: String,
+    plan: String, kind: PlanKind, time: Double, duration: Double, text: String, symbols: String,
     call: String? = nil
   ) {
     self.plan = plan
+    self.kind = kind
     self.time = time
     self.duration = duration
     self.text = text
@@ -59,6 +65,8 @@ public struct DecodedSequence: Sendable, Equatable {
 public struct DecodedPage: Sendable, Equatable {
   /// The pager's plan, as `--plan` spelled it (`twotone:A,B…`).
   public var plan: String
+  /// Always `.pager`: a page's kind, as every event has one.
+  public var kind: PlanKind { .pager }
   /// Seconds from the start of the stream to tone A.
   public var time: Double
   public var duration: Double
@@ -86,6 +94,24 @@ public enum ToneDecoderEvent: Sendable, Equatable {
   case toneStart(DecodedTone)
   case sequence(DecodedSequence)
   case page(DecodedPage)
+
+  /// The plan's name, as `--plan` spells it.
+  public var plan: String {
+    switch self {
+    case .tone(let tone), .toneStart(let tone): tone.plan
+    case .sequence(let sequence): sequence.plan
+    case .page(let page): page.plan
+    }
+  }
+
+  /// What kind of plan it came from.
+  public var kind: PlanKind {
+    switch self {
+    case .tone(let tone), .toneStart(let tone): tone.kind
+    case .sequence(let sequence): sequence.kind
+    case .page(let page): page.kind
+    }
+  }
 
   /// Seconds from the start of the stream.
   public var time: Double {

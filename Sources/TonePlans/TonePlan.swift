@@ -51,42 +51,114 @@ public struct TonePlan: Sendable, Equatable {
   ]
 
   /// Finds a plan by name (case-insensitive; `ccir` is CCIR-1), or parses
-  /// `freq:F1,F2,...` into an arbitrary plan. Nil when the name is unknown.
-  public static func named(_ name: String) -> TonePlan? {
+  /// `freq:F1,F2,...` into an arbitrary plan. Nil when the name is unknown
+  /// or its numbers break a rule (`plan(named:)` says which).
+  public static func named(_ name: String) -> TonePlan? { try? plan(named: name) }
+
+  /// The most tones a `freq:` plan has: one per symbol `1`–`9`, `A`–`Z`.
+  public static let maximumArbitraryTones = arbitrarySymbols.count
+  private static let arbitrarySymbols = Array("123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+  /// The shortest and longest tone of a two-tone pager, in milliseconds.
+  public static let pagerToneMilliseconds = 100.0...60_000
+  /// How far apart a pager's two tones must be, relative to the lower one.
+  public static let pagerSeparation = 0.05
+
+  /// Finds a plan by name as `named` does, or says in one line which rule
+  /// its name breaks (an unknown name, a `freq:` list too long, a pager's
+  /// tones too close or too long).
+  public static func plan(named name: String) throws(TonePlanError) -> TonePlan {
     let lowered = name.lowercased()
-    if lowered.hasPrefix("freq:") {
-      let values = lowered.dropFirst(5).split(separator: ",").map { Double($0) }
-      guard !values.isEmpty, values.allSatisfy({ $0 != nil && $0! > 0 && $0!.isFinite }) else {
-        return nil
-      }
-      let alphabet = Array("123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-      guard values.count <= alphabet.count else { return nil }
-      return TonePlan(
-        name: name, kind: .arbitrary,
-        symbols: values.enumerated().map { (alphabet[$0.offset], [$0.element!]) },
-        toneDuration: 0.1, gapDuration: 0.05)
-    }
-    if lowered.hasPrefix("twotone:") { return pager(lowered) }
+    if lowered.hasPrefix("freq:") { return try arbitrary(name) }
+    if lowered.hasPrefix("twotone:") { return try pager(name) }
     let aliases = ["ccir": "ccir-1", "ccir1": "ccir-1", "ccir2": "ccir-2"]
     let key = aliases[lowered] ?? lowered
-    return all.first { $0.name == key }
+    guard let plan = all.first(where: { $0.name == key }) else {
+      throw TonePlanError(
+        .invalidPlan, description: "unknown plan '\(quoted(name))'; use one of \(names)")
+    }
+    return plan
+  }
+
+  /// `freq:F1,F2,...`: up to `maximumArbitraryTones` tones in Hz.
+  private static func arbitrary(_ name: String) throws(TonePlanError) -> TonePlan {
+    let texts = name.dropFirst(5).split(separator: ",")
+    let values = texts.map { Double($0) }
+    guard !values.isEmpty else {
+      throw TonePlanError(
+        .invalidPlan, description: "freq: needs its tones in Hz, such as freq:1750,2100")
+    }
+    for (text, value) in zip(texts, values) {
+      guard let value, value > 0, value.isFinite else {
+        throw TonePlanError(
+          .invalidPlan,
+          description:
+            "freq: takes tones in Hz separated by commas, such as freq:1750,2100; '\(quoted(String(text)))' is not one"
+        )
+      }
+    }
+    guard values.count <= maximumArbitraryTones else {
+      throw TonePlanError(
+        .invalidPlan,
+        description:
+          "freq: takes at most \(maximumArbitraryTones) tones, not \(values.count); split them into several freq: plans"
+      )
+    }
+    return TonePlan(
+      name: name, kind: .arbitrary,
+      symbols: values.enumerated().map { (arbitrarySymbols[$0.offset], [$0.element!]) },
+      toneDuration: 0.1, gapDuration: 0.05)
   }
 
   /// `twotone:A,B[:A_MS,B_MS]`: a pager's two tones in Hz, and how long
   /// each lasts in ms (1000 and 3000 by default, as Quick Call II sends them).
-  private static func pager(_ name: String) -> TonePlan? {
+  private static func pager(_ name: String) throws(TonePlanError) -> TonePlan {
+    let form = "twotone:A,B or twotone:A,B:A_MS,B_MS, such as twotone:1000,1200:1000,3000"
     let parts = name.dropFirst(8).split(separator: ":", omittingEmptySubsequences: false)
-    guard parts.count == 1 || parts.count == 2 else { return nil }
+    guard parts.count == 1 || parts.count == 2 else {
+      throw TonePlanError(.invalidPlan, description: "'\(quoted(name))' is not \(form)")
+    }
     let tones = parts[0].split(separator: ",").map { Double($0) }
     let times = parts.count == 2 ? parts[1].split(separator: ",").map { Double($0) } : [1000, 3000]
     guard tones.count == 2, times.count == 2,
-      let a = tones[0], let b = tones[1], let aTime = times[0], let bTime = times[1],
-      [a, b].allSatisfy({ $0 > 0 && $0.isFinite }), abs(a - b) > 0.05 * min(a, b),
-      [aTime, bTime].allSatisfy({ $0 >= 100 && $0 <= 60_000 })
-    else { return nil }
+      let a = tones[0], let b = tones[1], let aTime = times[0], let bTime = times[1]
+    else {
+      throw TonePlanError(.invalidPlan, description: "'\(quoted(name))' is not \(form)")
+    }
+    guard [a, b].allSatisfy({ $0 > 0 && $0.isFinite }) else {
+      throw TonePlanError(
+        .invalidPlan, description: "\(quoted(name)): a pager's tones must be above 0 Hz")
+    }
+    guard abs(a - b) > pagerSeparation * min(a, b) else {
+      throw TonePlanError(
+        .invalidPlan,
+        description:
+          "\(quoted(name)): a pager's tones A and B must be more than \(Int(pagerSeparation * 100)) % apart"
+      )
+    }
+    guard [aTime, bTime].allSatisfy({ pagerToneMilliseconds.contains($0) }) else {
+      throw TonePlanError(
+        .invalidPlan,
+        description:
+          "\(quoted(name)): a pager's tones must last \(Int(pagerToneMilliseconds.lowerBound))–\(Int(pagerToneMilliseconds.upperBound)) ms"
+      )
+    }
     return TonePlan(
       name: name, kind: .pager(aDuration: aTime / 1000, bDuration: bTime / 1000),
       symbols: [("A", [a]), ("B", [b])], toneDuration: aTime / 1000, gapDuration: 0)
+  }
+
+  /// `text` as it can stand in a one-line message: control characters (a
+  /// newline would cut the line) written as escapes, and at most 80 characters.
+  public static func quoted(_ text: String) -> String {
+    var line = ""
+    for scalar in text.unicodeScalars.prefix(80) {
+      if scalar.properties.generalCategory == .control {
+        line += scalar.escaped(asASCII: true)
+      } else {
+        line.unicodeScalars.append(scalar)
+      }
+    }
+    return text.unicodeScalars.count > 80 ? line + "…" : line
   }
 
   /// Whether a symbol sounds two tones at once (DTMF, siren signals).

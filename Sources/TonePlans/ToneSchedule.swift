@@ -31,6 +31,8 @@ public struct TonePlanError: Error, Sendable, CustomStringConvertible {
     case sampleRateTooHigh(limit: Int)
     /// The plan has tones too low to decode.
     case tonesTooLow
+    /// The plan's name is unknown, or its numbers break a rule.
+    case invalidPlan
   }
 
   public var kind: Kind
@@ -43,14 +45,14 @@ public struct TonePlanError: Error, Sendable, CustomStringConvertible {
 }
 
 extension TonePlan {
-  /// The tones that send `text`, with the plan's timing unless `toneDuration`
-  /// or `gapDuration` override it. Refuses symbols the plan does not have
-  /// and tones at or above half the sample rate, naming every one of them.
   /// A frequency in whole hertz, or as it is when too large for an integer.
   private static func hertz(_ value: Double) -> String {
     abs(value) < 1e15 ? String(Int(value.rounded())) : String(value)
   }
 
+  /// The tones that send `text`, with the plan's timing unless `toneDuration`
+  /// or `gapDuration` override it. Refuses symbols the plan does not have
+  /// and tones at or above half the sample rate, naming every one of them.
   public func schedule(
     for text: String, sampleRate: Double, toneDuration: Double? = nil, gapDuration: Double? = nil
   ) throws(TonePlanError) -> [ToneSegment] {

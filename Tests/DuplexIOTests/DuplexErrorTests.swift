@@ -11,29 +11,32 @@ import Testing
 @Suite struct DuplexErrorTests {
   @Test func alsaCodesAreClassified() {
     #expect(
-      DuplexError.alsa(operation: "open", device: "hw:9", code: -ENOENT).kind == .unknownDevice)
-    #expect(DuplexError.alsa(operation: "open", device: "hw:1,0", code: -EBUSY).kind == .deviceBusy)
+      DuplexError.alsa(step: .open, device: "hw:9", code: -ENOENT).kind == .unknownDevice)
+    #expect(DuplexError.alsa(step: .open, device: "hw:1,0", code: -EBUSY).kind == .deviceBusy)
     #expect(
-      DuplexError.alsa(operation: "set rate", device: "hw:1,0", code: -EINVAL).kind
+      DuplexError.alsa(step: .setRate, device: "hw:1,0", code: -EINVAL).kind
         == .rateUnavailable)
-    #expect(DuplexError.alsa(operation: "capture", device: "pulse", code: -EIO).kind == .deviceLost)
+    #expect(
+      DuplexError.alsa(step: .loop(.capture), device: "pulse", code: -EIO).kind == .deviceLost)
     // A stream that stopped moving for seconds: the loop's verdict, worded as a timeout.
-    let stalled = DuplexError.alsa(operation: "wait", device: "pulse", code: -ETIMEDOUT)
+    let stalled = DuplexError.alsa(step: .loop(.wait), device: "pulse", code: -ETIMEDOUT)
     #expect(stalled.kind == .deviceLost && stalled.description.contains("timed out"))
     // Refused while being set up: a server without that source, not a device gone.
     #expect(
-      DuplexError.alsa(operation: "apply the hardware parameters of", device: "pulse:x", code: -EIO)
-        .kind == .setUpRefused)
+      DuplexError.alsa(
+        step: .parameter("apply the hardware parameters of"), device: "pulse:x", code: -EIO
+      )
+      .kind == .setUpRefused)
     #expect(
-      DuplexError.alsa(operation: "open", device: "pulse", code: -ECONNREFUSED).kind
+      DuplexError.alsa(step: .open, device: "pulse", code: -ECONNREFUSED).kind
         == .serverUnreachable)
   }
 
   @Test func descriptionsNameDeviceAndValueOnOneLineWithoutOptions() {
     let errors = [
-      DuplexError.alsa(operation: "open", device: "hw:1,0", code: -EBUSY),
-      DuplexError.alsa(operation: "set rate", device: "hw:1,0", value: "705600 Hz", code: -EINVAL),
-      DuplexError.alsa(operation: "capture", device: "pulse", code: -EIO),
+      DuplexError.alsa(step: .open, device: "hw:1,0", code: -EBUSY),
+      DuplexError.alsa(step: .setRate, device: "hw:1,0", value: "705600 Hz", code: -EINVAL),
+      DuplexError.alsa(step: .loop(.capture), device: "pulse", code: -EIO),
       DuplexError(
         .threadUnavailable, operation: "start the audio thread", device: "", code: EAGAIN),
     ]

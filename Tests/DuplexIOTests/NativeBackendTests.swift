@@ -41,7 +41,8 @@ import Testing
     return client
   }
 
-  @Test func jackCyclesNeverAllocate() throws {
+  @Test(.tags(.live, .jack), .needsSoundServer)
+  func jackCyclesNeverAllocate() throws {
     let server = try PrivateJackServer(periodFrames: 64)
     defer { server.stop() }
     let client = try runWatched(JackBackend(serverName: server.name), device: "jack:none")
@@ -49,7 +50,8 @@ import Testing
     #expect(client.allocations.load(ordering: .acquiring) == 0)
   }
 
-  @Test func pipeWireCyclesNeverAllocate() throws {
+  @Test(.tags(.live, .pipewire), .needsSoundServer)
+  func pipeWireCyclesNeverAllocate() throws {
     let server = try PrivatePipeWire()
     defer { server.stop() }
     let client = try runWatched(PipeWireBackend(remote: server.socket), device: "pw:none")
@@ -59,7 +61,8 @@ import Testing
 
   /// The node's clock comes from the graph: every period is the quantum
   /// asked for, and sample time advances by it.
-  @Test func pipeWireRunsTheQuantumAskedFor() throws {
+  @Test(.tags(.live, .pipewire), .needsSoundServer)
+  func pipeWireRunsTheQuantumAskedFor() throws {
     let server = try PrivatePipeWire()
     defer { server.stop() }
     for quantum in [32, 128] {

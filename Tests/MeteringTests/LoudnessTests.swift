@@ -1,6 +1,7 @@
 import Foundation
-import Metering
 import Testing
+
+@testable import Metering
 
 /// The parts of the loudness meter, on short signals synthesized here (the
 /// EBU Tech 3341 and 3342 cases and the comparison with libebur128 run on
@@ -77,6 +78,55 @@ import Testing
     }
     let truePeak = 20 * log10(Double(meter.peak))
     #expect(truePeak - -6 <= 0.2 && truePeak - -6 >= -0.4, "\(truePeak) dBTP")
+  }
+
+  /// Below the lowest rate the K-weighting is unstable (its shelf lies
+  /// above the band under 3,364 Hz) or far from the standard's curve: full
+  /// scale noise and a tone, for seconds, are taken without a trap, and no
+  /// loudness is claimed. Before, a block's energy ran to infinity and
+  /// trapped converting it to a histogram bin.
+  @Test(arguments: [1.0, 100, 1_000, 2_000, 3_000, 4_000, 7_999])
+  func belowTheLowestRateNothingIsMeasuredAndNothingTraps(rate: Double) {
+    let frames = max(64, Int(rate * 4))
+    var state: UInt32 = 1
+    let samples = (0..<(2 * frames)).map { index -> Float in
+      state = state &* 1_664_525 &+ 1_013_904_223
+      let noise = Float(Int32(bitPattern: state)) / Float(Int32.max)
+      return index % 2 == 0 ? noise : Float(sin(Double(index) * 0.3))
+    }
+    let meter = LoudnessMeter(sampleRate: rate, channelCount: 2)
+    samples.withUnsafeBufferPointer { meter.process($0.baseAddress!, frameCount: frames) }
+    #expect(!LoudnessMeter.measures(sampleRate: rate))
+    #expect(meter.momentaryLUFS == nil)
+    #expect(meter.shortTermLUFS == nil)
+    let summary = meter.summary(truePeakDBTP: nil)
+    #expect(summary.integratedLUFS == nil && summary.momentaryMaxLUFS == nil)
+  }
+
+  /// At the lowest rate, telephone audio's, the weighting is close to the
+  /// standard's: a 1 kHz tone reads within 0.3 LU of what it reads at 48 kHz.
+  @Test func atTheLowestRateATonesLoudnessIsTheStandards() {
+    let rate = LoudnessMeter.lowestSampleRate
+    let meter = measure([(3.05, [-23, -23])], rate: rate)
+    let reference = measure([(3.05, [-23, -23])])
+    let low = meter.summary(truePeakDBTP: nil).integratedLUFS ?? 0
+    let high = reference.summary(truePeakDBTP: nil).integratedLUFS ?? 0
+    #expect(abs(low - high) <= 0.3, "\(low) LUFS at \(rate) Hz, \(high) at 48 kHz")
+    #expect(abs(high - -23) <= 0.1)
+  }
+
+  /// A block of no finite energy is no measurement: it is left out of
+  /// the histogram instead of trapping on its way to a bin.
+  @Test func theHistogramLeavesOutBlocksOfNoFiniteEnergy() {
+    var histogram = LoudnessHistogram()
+    histogram.add(.infinity)
+    histogram.add(.nan)
+    histogram.add(.greatestFiniteMagnitude)
+    histogram.add(LoudnessHistogram.energy(-23))
+    #expect(histogram.total == 2)
+    let (mean, count) = histogram.mean(atLeast: .infinity)
+    #expect(count == 0 && mean == 0)
+    #expect(histogram.gatedLoudness(relativeGate: -10) != nil)
   }
 
   @Test func channelWeightsFollowTheLayout() {

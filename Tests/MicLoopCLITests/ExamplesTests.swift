@@ -1,10 +1,14 @@
 import AudioFiles
 import Foundation
+import TestSupport
 import Testing
 
 /// The programs in Examples/, built with the package, run against real
 /// ALSA devices on a private PulseAudio server.
-@Suite(.serialized) struct ExamplesTests {
+@Suite(
+  .serialized, .tags(.live, .pulseaudio),
+  .needsSoundServer) struct ExamplesTests
+{
   let directory: URL
 
   init() throws { directory = try MicLoopBinary.temporaryDirectory() }

@@ -217,6 +217,22 @@ import Testing
     #expect(result.errorLines.count == 1, "\(result.errorOutput)")
     #expect(result.errorOutput.contains("10000000 Hz"), "\(result.errorOutput)")
   }
+
+  /// Below telephone rate BS.1770 loudness is not defined (the weighting
+  /// runs away): meter and plot refuse --loudness in one line; the level
+  /// meter alone still reads the file.
+  @Test func loudnessBelowTelephoneRateIsRefusedInOneLine() throws {
+    let path = file("four-kilohertz.wav")
+    try MicLoopBinary.shell(["sox", "-n", "-r", "4000", path, "synth", "2", "sine", "440"])
+    for command in [["meter"], ["plot", "--output", file("low.png")]] {
+      let result = try MicLoopBinary.run(command + ["--input", path, "--loudness"])
+      #expect(result.exitedNormally && result.status != 0, "\(command): \(result.output)")
+      #expect(result.errorLines.count == 1, "\(command): \(result.errorOutput)")
+      #expect(result.errorOutput.contains("8000 Hz"), "\(result.errorOutput)")
+    }
+    let levels = try MicLoopBinary.run(["meter", "--input", path])
+    #expect(levels.status == 0, "\(levels.errorOutput)")
+  }
 }
 
 /// Inputs that are not what they seem: endless devices, live streams,
@@ -298,7 +314,8 @@ import Testing
     // Nothing is left behind in it.
     let left = try FileManager.default.contentsOfDirectory(atPath: file("held"))
     #expect(left.isEmpty, "\(left)")
-    let refused = try shell("cat '\(aiff)' 2>/dev/null | TMPDIR=\"$DIR/missing\" \"$M\" meter --input -")
+    let refused = try shell(
+      "cat '\(aiff)' 2>/dev/null | TMPDIR=\"$DIR/missing\" \"$M\" meter --input -")
     #expect(refused.status == 1, "\(refused.errorOutput)")
     #expect(refused.errorLines.count == 1, "\(refused.errorOutput)")
     #expect(refused.errorOutput.contains(file("missing")), "\(refused.errorOutput)")
@@ -411,6 +428,36 @@ import Testing
     #expect(result.status == 0 || result.status == 65, "\(result.status): \(result.errorOutput)")
     #expect(result.errorLines.count <= 1, "\(result.errorOutput)")
     #expect(FileManager.default.fileExists(atPath: picture))
+  }
+
+  /// Float samples beyond +60 dBFS are damaged data, like NaN: the meter
+  /// reads the tone around them and says so in one line (status 65);
+  /// subnormal samples are silence, with neither peak nor RMS.
+  @Test func damagedAndSubnormalSamplesAreNotMeteredAsSound() throws {
+    var samples = (0..<48_000).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }
+    samples[1_000] = 3.4e38
+    samples[2_000] = 1e38
+    let damaged = file("damaged.wav")
+    let subnormal = file("subnormal.wav")
+    for (path, content) in [
+      (damaged, samples),
+      (subnormal, (0..<48_000).map { Float.leastNonzeroMagnitude * Float($0 % 3) }),
+    ] {
+      let writer = try AudioFileWriter(
+        path: path, sampleRate: 48_000, channelCount: 1, encoding: .float)
+      try writer.write(content)
+      writer.close()
+    }
+    let loud = try MicLoopBinary.run(["meter", "--input", damaged, "--json"])
+    #expect(loud.status == 65 && loud.errorLines.count == 1, "\(loud.errorOutput)")
+    #expect(loud.errorOutput.contains("2 NaN, infinite or impossibly loud"), "\(loud.errorOutput)")
+    let summary = loud.lastJSONObject
+    #expect(abs(((summary?["peak_dbfs"] as? Double) ?? 99) - -6.02) < 0.1, "\(loud.output)")
+    let quiet = try MicLoopBinary.run(["meter", "--input", subnormal, "--json"])
+    #expect(quiet.status == 0, "\(quiet.errorOutput)")
+    #expect(
+      quiet.lastJSONObject?["peak_dbfs"] is NSNull && quiet.lastJSONObject?["rms_dbfs"] is NSNull,
+      "\(quiet.output)")
   }
 
   /// Every failure to write names its reason and fix in one line, and

@@ -1,11 +1,14 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The live tests on JACK: micloop's ALSA devices through the `jack` plugin
 /// on a private `jackd -d dummy`, loops closed with `jack_connect`. Each
 /// suite is serialized and names its servers alone (JACK's registry holds
 /// few names), so no two servers of one name ever run at once.
-@Suite(.serialized) struct JackLiveTests {
+@Suite(
+  .serialized, .tags(.live, .jack), .needsSoundServer)
+struct JackLiveTests {
   /// Lets `meter` read 2 s more once sound reaches it (connecting ports
   /// takes a loaded machine seconds), then stops it for its summary.
   static func meterOnceSoundArrives(_ meter: SpawnedProcess) -> MicLoopBinary.Result {
@@ -88,7 +91,9 @@ import Testing
 
 /// Recording and live decoding on JACK, on servers of another name
 /// than `JackLiveTests`' so that the two suites may run side by side.
-@Suite(.serialized) struct JackCaptureTests {
+@Suite(
+  .serialized, .tags(.live, .jack), .needsSoundServer)
+struct JackCaptureTests {
   let directory: URL
 
   init() throws { directory = try MicLoopBinary.temporaryDirectory() }

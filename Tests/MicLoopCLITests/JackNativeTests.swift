@@ -1,5 +1,6 @@
 import AudioFiles
 import Foundation
+import TestSupport
 import Testing
 
 /// The live tests on micloop's native JACK client (`-D jack…`), each on a
@@ -7,7 +8,9 @@ import Testing
 /// are named in the order they start (micloop, micloop-01, …), so each
 /// test starts them one after the other and lets `jack:PATTERN` names
 /// connect them.
-@Suite(.serialized) struct JackNativeTests {
+@Suite(
+  .serialized, .tags(.live, .jack), .needsSoundServer)
+struct JackNativeTests {
   let directory: URL
 
   init() throws { directory = try MicLoopBinary.temporaryDirectory() }

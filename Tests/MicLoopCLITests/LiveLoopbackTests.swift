@@ -1,8 +1,9 @@
 import AudioFiles
 import Foundation
 import Metering
-import SignalDSP
 import MicLoopKit
+import SignalDSP
+import TestSupport
 import Testing
 
 /// End-to-end tests on real ALSA devices (a private PulseAudio server).
@@ -12,7 +13,10 @@ import Testing
 /// cores busy this virtual machine's processors are taken away for tens of
 /// milliseconds at a time, which no priority inside it can prevent. How low
 /// the buffering goes without an xrun is measured by `make bench`.
-@Suite(.serialized) struct LiveLoopbackTests {
+@Suite(
+  .serialized, .tags(.live, .pulseaudio),
+  .needsSoundServer) struct LiveLoopbackTests
+{
   let directory: URL
 
   init() throws { directory = try MicLoopBinary.temporaryDirectory() }
@@ -161,7 +165,10 @@ import Testing
 }
 
 /// Faults on real devices: one line on stderr, the right exit status, a valid file.
-@Suite(.serialized) struct LiveFaultTests {
+@Suite(
+  .serialized, .tags(.live, .pulseaudio),
+  .needsSoundServer) struct LiveFaultTests
+{
   @Test func unknownDeviceAndUnsupportedRateAreOneLineErrors() throws {
     let devices = try VirtualDevices()
     let unknown = try devices.micloop(["loopback", "-D", "nosuchdevice", "--duration", "1"])

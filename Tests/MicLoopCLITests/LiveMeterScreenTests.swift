@@ -1,10 +1,14 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The live meter as a person sees it: `micloop meter` runs in a tmux pane
 /// 80 columns wide while the virtual microphone plays silence, speech,
 /// silence and a tone; the test reads the screen.
-@Suite(.serialized) struct LiveMeterScreenTests {
+@Suite(
+  .serialized, .tags(.live, .pulseaudio),
+  .needsSoundServer) struct LiveMeterScreenTests
+{
   /// One captured screen of the pane.
   struct Screen {
     var rows: [String]

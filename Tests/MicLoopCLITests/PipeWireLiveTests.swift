@@ -1,9 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The live tests on PipeWire: micloop's ALSA devices through the
 /// `pipewire` plugin on a private server with two null sinks.
-@Suite(.serialized) struct PipeWireLiveTests {
+@Suite(
+  .serialized, .tags(.live, .pipewire), .needsSoundServer
+) struct PipeWireLiveTests {
   func peak(_ result: MicLoopBinary.Result) throws -> Double {
     try #require(result.lastJSONObject?["peak_dbfs"] as? Double, "\(result.output)")
   }
@@ -52,7 +55,9 @@ import Testing
 }
 
 /// Recording, live decoding and latency on PipeWire.
-@Suite(.serialized) struct PipeWireCaptureTests {
+@Suite(
+  .serialized, .tags(.live, .pipewire), .needsSoundServer
+) struct PipeWireCaptureTests {
   let directory: URL
 
   init() throws { directory = try MicLoopBinary.temporaryDirectory() }

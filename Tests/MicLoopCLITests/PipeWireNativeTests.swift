@@ -1,10 +1,13 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The live tests on micloop's native PipeWire node (`-D pw…`) on a private
 /// PipeWire server with its null sinks `mic` and `spk`: `pw:mic` plays
 /// into the microphone sink, and captures from its monitor.
-@Suite(.serialized) struct PipeWireNativeTests {
+@Suite(
+  .serialized, .tags(.live, .pipewire), .needsSoundServer
+) struct PipeWireNativeTests {
   let directory: URL
 
   init() throws { directory = try MicLoopBinary.temporaryDirectory() }

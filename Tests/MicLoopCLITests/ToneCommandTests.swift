@@ -2,6 +2,7 @@ import AudioFiles
 import Foundation
 import Metering
 import MicLoopKit
+import TestSupport
 import Testing
 
 /// `micloop tone` into files and on a virtual speaker.
@@ -63,7 +64,8 @@ import Testing
   }
 
   /// Live: the tone heard on the speaker's monitor has the requested level.
-  @Test func toneOnTheVirtualSpeakerHasTheRequestedLevel() throws {
+  @Test(.tags(.live, .pulseaudio), .needsSoundServer)
+  func toneOnTheVirtualSpeakerHasTheRequestedLevel() throws {
     let devices = try VirtualDevices()
     // The tone plays first and outlasts the meter: no stream starts or
     // stops on the sink while its monitor is captured.
@@ -90,7 +92,8 @@ import Testing
 
   /// Live: DTMF sent into the virtual microphone is recorded by loopback and
   /// decoded exactly by multimon-ng.
-  @Test func dtmfSentIntoTheVirtualMicrophoneIsDecoded() throws {
+  @Test(.tags(.live, .pulseaudio), .needsSoundServer)
+  func dtmfSentIntoTheVirtualMicrophoneIsDecoded() throws {
     let devices = try VirtualDevices()
     let signal = file("dtmf.wav")
     let length = try VirtualDevices.programme([("dtmf", "123#")], at: signal)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `micloop tones` on files written by `micloop send`, on bad input, and
@@ -100,6 +101,22 @@ import Testing
       (["tones", "--plan", "dtmf", "--input", narrow, "--channel", "2"], "--channel 2", 1),
       (["tones", "--plan", "dtmf", "--input", narrow, "--tolerance", "0"], "--tolerance", 64),
       (["tones", "--input", narrow], "--plan", 64),
+      (["tones", "--plan", "twotone:2000,2100", "--input", narrow], "more than 5 % apart", 64),
+      (["tones", "--plan", "twotone:1000,1200:10,10", "--input", narrow], "100–60000 ms", 64),
+      (
+        [
+          "tones", "--plan", "freq:" + (1...37).map { String(100 * $0) }.joined(separator: ","),
+          "--input", narrow,
+        ], "at most 35 tones, not 37", 64
+      ),
+      (["tones", "--plan", "dt\nmf", "--input", narrow], "unknown plan 'dt\\nmf'; use one of", 64),
+      (
+        [
+          "tones", "--plan", (0..<65).map { "freq:\(1000 + $0)" }.joined(separator: ","),
+          "--input", narrow,
+        ], "at most 64 plans", 64
+      ),
+      (["meter", "--ballistics", "x", "--input", narrow], "ebu, vu, lufs", 64),
     ]
     for item in cases {
       let result = try MicLoopBinary.run(item.arguments)
@@ -113,7 +130,8 @@ import Testing
 
   /// Live: what `send` plays into the virtual microphone, `tones` decodes
   /// from its monitor — DTMF, a 5-tone call and Handshake text.
-  @Test func sentIntoTheVirtualMicrophoneIsDecodedLive() throws {
+  @Test(.tags(.live, .pulseaudio), .needsSoundServer)
+  func sentIntoTheVirtualMicrophoneIsDecodedLive() throws {
     let devices = try VirtualDevices()
     let signal = file("sent.wav")
     // 2.5 s of silence first: a capture that starts on a loaded machine
@@ -144,7 +162,8 @@ import Testing
   /// another, each a new stream waking the idle sink. Every key of every
   /// call is decoded (the sink's monitor delivers in bursts that once
   /// looked like a stuck stream, and restarting it lost a key or two).
-  @Test func everyKeyOfCallsSentOneAfterAnotherIsDecodedLive() throws {
+  @Test(.tags(.live, .pulseaudio), .needsSoundServer)
+  func everyKeyOfCallsSentOneAfterAnotherIsDecodedLive() throws {
     let devices = try VirtualDevices()
     let calls = 8
     let result = try LiveAttempts.run {
@@ -174,7 +193,8 @@ import Testing
   }
 
   /// Live: loopback decodes while it monitors.
-  @Test func loopbackDecodesWhileMonitoring() throws {
+  @Test(.tags(.live, .pulseaudio), .needsSoundServer)
+  func loopbackDecodesWhileMonitoring() throws {
     let devices = try VirtualDevices()
     let result = try LiveAttempts.run {
       let loop = try devices.startMicloop([
@@ -221,6 +241,26 @@ import Testing
       pages.map { $0["plan"] as? String } == ["twotone:1000,1200", "twotone:600,1500:800,2000"],
       "\(result.output)")
     #expect(pages.allSatisfy { $0["group"] as? Bool == false })
+  }
+
+  /// A ZVEI call sent twice, then the fire-alarm double tone, with only
+  /// `--plan siren` given: the repeat is suppressed with its tones (the call
+  /// the decoder listens for on its own is held like any call's).
+  @Test func aRepeatedCallBeforeASirenSignalPrintsItsTonesOnce() throws {
+    let call = file("repeated-call.wav")
+    let signal = file("repeated-signal.wav")
+    #expect(try MicLoopBinary.run(["send", "--plan", "zvei1", "21479", "-o", call]).status == 0)
+    #expect(try MicLoopBinary.run(["send", "--plan", "siren", "F", "-o", signal]).status == 0)
+    // Half a second after each call: two calls back to back would be one.
+    let paused = file("repeated-call-paused.wav")
+    try MicLoopBinary.shell(["sox", "-V1", call, paused, "pad", "0", "0.5"])
+    let path = file("repeated-alarm.wav")
+    try MicLoopBinary.shell(["sox", "-V1", paused, paused, signal, path, "pad", "0.5", "0.5"])
+    let result = try MicLoopBinary.run(["tones", "--plan", "siren", "--input", path, "--json"])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let events = Self.events(result.output)
+    #expect(Self.symbols(events, plan: "zvei1") == "21479", "\(result.output)")
+    #expect(Self.texts(events) == ["21479", "fire alarm"], "\(result.output)")
   }
 
   /// A ZVEI call, then the fire-alarm double tone: the siren signal is

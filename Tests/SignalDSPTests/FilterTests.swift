@@ -5,8 +5,8 @@ import Testing
 @Suite struct FilterTests {
   @Test func speechBandHighPassRejectsMainsHum() {
     let rate = 8_000.0
-    let h1 = Biquad.highPass(frequency: 200, q: 0.541_196_1, sampleRate: rate)
-    let h2 = Biquad.highPass(frequency: 200, q: 1.306_563, sampleRate: rate)
+    let h1 = Biquad.highPass(frequency: 200, q: Butterworth.fourthOrderQ.0, sampleRate: rate)
+    let h2 = Biquad.highPass(frequency: 200, q: Butterworth.fourthOrderQ.1, sampleRate: rate)
     let at50 =
       20 * log10(h1.magnitude(at: 50, sampleRate: rate) * h2.magnitude(at: 50, sampleRate: rate))
     let at1k =
@@ -17,6 +17,22 @@ import Testing
     #expect(at50 < -45)
     #expect(abs(at1k) < 0.1)
     #expect(abs(at200 - -3.01) < 0.1)
+  }
+
+  /// The sections' Q are those of a Butterworth's pole pairs, and the
+  /// cascade is maximally flat: −3 dB at the corner and no peak below it.
+  @Test func butterworthSectionsAreMaximallyFlat() {
+    #expect(abs(Butterworth.secondOrderQ - 1 / (2 * cos(Double.pi / 4))) < 1e-7)
+    #expect(abs(Butterworth.fourthOrderQ.0 - 1 / (2 * cos(Double.pi / 8))) < 1e-7)
+    #expect(abs(Butterworth.fourthOrderQ.1 - 1 / (2 * cos(3 * Double.pi / 8))) < 1e-6)
+    let rate = 48_000.0
+    let l1 = Biquad.lowPass(frequency: 1000, q: Butterworth.fourthOrderQ.0, sampleRate: rate)
+    let l2 = Biquad.lowPass(frequency: 1000, q: Butterworth.fourthOrderQ.1, sampleRate: rate)
+    func gain(_ f: Double) -> Double {
+      20 * log10(l1.magnitude(at: f, sampleRate: rate) * l2.magnitude(at: f, sampleRate: rate))
+    }
+    #expect(abs(gain(1000) - -3.01) < 0.05)
+    for f in stride(from: 50.0, to: 900, by: 50) { #expect(gain(f) <= 0.001, "\(f) Hz") }
   }
 
   @Test func filteredSineMatchesMagnitude() {

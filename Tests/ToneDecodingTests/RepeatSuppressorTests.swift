@@ -10,13 +10,15 @@ import TonePlans
     let tones = symbols.enumerated().map { index, symbol in
       ToneDecoderEvent.tone(
         DecodedTone(
-          plan: "zvei1", time: time + 0.07 * Double(index), duration: 0.07, symbol: symbol,
+          plan: "zvei1", kind: .sequential, time: time + 0.07 * Double(index), duration: 0.07,
+          symbol: symbol,
           frequencies: [1060], levels: [-10]))
     }
     return tones + [
       .sequence(
         DecodedSequence(
-          plan: "zvei1", time: time, duration: 0.07 * Double(symbols.count), text: symbols,
+          plan: "zvei1", kind: .sequential, time: time, duration: 0.07 * Double(symbols.count),
+          text: symbols,
           symbols: symbols))
     ]
   }
@@ -24,12 +26,13 @@ import TonePlans
   func digit(at time: Double) -> ToneDecoderEvent {
     .tone(
       DecodedTone(
-        plan: "dtmf", time: time, duration: 0.07, symbol: "1", frequencies: [697, 1209],
+        plan: "dtmf", kind: .dualTone, time: time, duration: 0.07, symbol: "1",
+        frequencies: [697, 1209],
         levels: [-10, -10]))
   }
 
   func passed(_ events: [ToneDecoderEvent], window: Double) -> [ToneDecoderEvent] {
-    var suppressor = RepeatSuppressor(plans: [zvei, dtmf], window: window)
+    var suppressor = RepeatSuppressor(window: window)
     var out = [ToneDecoderEvent]()
     for event in events { suppressor.filter(event) { out.append($0) } }
     suppressor.finish { out.append($0) }

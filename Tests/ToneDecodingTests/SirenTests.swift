@@ -5,14 +5,15 @@ import TonePlans
 
 /// TR-BOS siren control: a double tone after a ZVEI call, named and linked.
 @Suite struct SirenTests {
-  /// A ZVEI call, `pause` seconds, then `signal` for `seconds`, at 10 dB SNR.
+  /// A call in `callPlan` (ZVEI1), `pause` seconds, then `signal` for
+  /// `seconds`, at 10 dB SNR.
   static func alarm(
-    call: String = "12345", pause: Double = 0.5, signal: Character, seconds: Double = 5,
-    snr: Double = 10
+    call: String = "12345", callPlan: TonePlan = .zvei1, pause: Double = 0.5,
+    signal: Character, seconds: Double = 5, snr: Double = 10
   ) throws -> TestSignal {
     var audio = TestSignal(sampleRate: 8_000)
     audio.silence(0.5)
-    for segment in try TonePlan.zvei1.schedule(for: call, sampleRate: 8_000) {
+    for segment in try callPlan.schedule(for: call, sampleRate: 8_000) {
       audio.tone(segment.frequencies, amplitudes: [0.3], duration: segment.duration)
     }
     audio.silence(pause)
@@ -41,6 +42,10 @@ import TonePlans
     #expect(abs(siren.duration - 2) < 0.05, "\(siren.duration)")
     // The call itself is reported too (siren decodes ZVEI1 when no ZVEI plan is given).
     #expect(events.sequences.contains { $0.plan == "zvei1" && $0.text == "12345" })
+    // Each event carries its plan's kind: consumers branch on it, not on names.
+    #expect(siren.kind == .alarm)
+    #expect(events.sequences.filter { $0.plan == "zvei1" }.allSatisfy { $0.kind == .sequential })
+    #expect(!events.tones.isEmpty && events.tones.allSatisfy { $0.kind == .sequential })
   }
 
   /// A noise burst that cuts the double tone 0.4 s after it began (a
@@ -65,6 +70,18 @@ import TonePlans
     #expect(siren.text == "fire alarm")
     #expect(siren.call == "12345")
     #expect(abs(siren.time - (0.5 + 0.35 + 0.5)) < 0.05, "\(siren.time)")
+  }
+
+  /// A signal is tied to the call of any ZVEI plan decoded with it, and
+  /// to no call of another 5-tone plan.
+  @Test func aSignalIsTiedToZVEICallsOnly() throws {
+    let zvei2 = try Self.alarm(callPlan: .zvei2, signal: "F").decode([.siren, .zvei2])
+    #expect(zvei2.sequences.contains { $0.plan == "zvei2" && $0.text == "12345" })
+    #expect(zvei2.sequences.first { $0.plan == "siren" }?.call == "12345", "\(zvei2.sequences)")
+    let ccir = try Self.alarm(callPlan: .ccir1, signal: "F").decode([.siren, .ccir1])
+    #expect(ccir.sequences.contains { $0.plan == "ccir-1" && $0.text == "12345" })
+    let siren = try #require(ccir.sequences.first { $0.plan == "siren" })
+    #expect(siren.call == nil, "\(ccir.sequences)")
   }
 
   @Test func aSignalLongAfterTheCallIsForNoCall() throws {

@@ -84,6 +84,48 @@ import TonePlans
     #expect(TonePlan.named("nosuchplan") == nil)
   }
 
+  /// A plan string that breaks a rule is refused with the rule, in one line.
+  @Test func aBrokenPlanSaysWhichRuleItBreaks() {
+    let cases: [(name: String, mentions: String)] = [
+      ("twotone:2000,2100", "more than 5 % apart"),
+      ("twotone:1000,1200:10,10", "100–60000 ms"),
+      ("twotone:1000,1200:1000,70000", "100–60000 ms"),
+      ("twotone:1000", "twotone:A,B"),
+      (
+        "freq:" + (1...36).map { String(100 * $0) }.joined(separator: ","),
+        "at most 35 tones, not 36"
+      ),
+      ("freq:1000,abc", "'abc' is not one"),
+      ("morse", "unknown plan 'morse'; use one of dtmf"),
+      ("dt\nmf", "unknown plan 'dt\\nmf'"),
+    ]
+    for item in cases {
+      do {
+        _ = try TonePlan.plan(named: item.name)
+        Issue.record("\(item.name) accepted")
+      } catch {
+        #expect(error.kind == .invalidPlan)
+        #expect(error.description.contains(item.mentions), "\(error.description)")
+        #expect(!error.description.contains("\n"), "\(error.description)")
+      }
+      #expect(TonePlan.named(item.name) == nil)
+    }
+    #expect(
+      TonePlan.named("freq:" + (1...35).map { String(100 * $0) }.joined(separator: ",")) != nil)
+    #expect(TonePlan.named("twotone:2000,2101") != nil)
+  }
+
+  @Test func everyPlanHasTheKindItsEventsCarry() {
+    let kinds = TonePlan.all.map(\.kind.planKind)
+    #expect(kinds.first == .dualTone)
+    #expect(TonePlan.siren.kind.planKind == .alarm)
+    #expect(TonePlan.handshake.kind.planKind == .characterCode)
+    #expect(Set(kinds).count == 5)  // no plan of `all` is arbitrary or a pager
+    #expect(TonePlan.named("twotone:1000,1200")?.kind.planKind == .pager)
+    #expect(
+      PlanKind.allCases.filter(\.reportsCalls) == [.sequential, .characterCode, .pager, .alarm])
+  }
+
   @Test func anAbsurdFrequencyIsRefusedInWordsNotATrap() throws {
     // Found by the tone-plan fuzzer: a tone of 2.8e72 Hz trapped in the error's wording.
     let plan = try #require(TonePlan.named("freq:1000,2.8e72"))

@@ -1,0 +1,148 @@
+import AudioFiles
+import Metering
+import MicLoopKit
+import Plotting
+import ToneDecoding
+import TonePlans
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One input: a whole audio file, run through every job `micloop` runs on
+/// a file — `meter --loudness --ballistics lufs`, `tones` with every plan
+/// the file's rate allows, and `plot --loudness` with the same plans (its
+/// analysis; nothing is drawn). Refusals and errors are answers; a crash,
+/// a sanitizer report or a hang is a bug.
+///
+/// An input starting with `RawInput.magic` is headerless PCM, as
+/// `--raw --rate R --channels C --format F` reads it; anything else is a
+/// file with a header (WAV, RF64, FLAC, OGG …).
+func fuzzFileJobs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+  let input = UnsafeBufferPointer(start: data, count: size)
+  let raw = RawInput(input)
+  let bytes = raw == nil ? input : UnsafeBufferPointer(rebasing: input[RawInput.headerSize...])
+  guard let path = ScratchFile.write(bytes) else { return 0 }
+  func open() -> AudioFileReader? { try? AudioFileReader(path: path, raw: raw?.format) }
+  guard let probe = open() else { return 0 }
+  let rate = probe.sampleRate
+  // The one channel of `--channel`, for some inputs: every channel count
+  // is also met with one channel picked out of it.
+  let channel = probe.channelCount > 1 && size % 2 == 1 ? probe.channelCount - 1 : nil
+  let plans = FileJobPlans.allowed(at: rate)
+
+  if let reader = open() {
+    var settings = MeterSettings()
+    settings.measuresLoudness = true
+    settings.ballistics = .lufs
+    settings.channel = channel
+    _ = try? FileMeter.run(reader, settings: settings, shouldStop: FrameBudget.stopper()) { _ in }
+  }
+  if !plans.isEmpty, let reader = open(),
+    let decoder = try? ToneDecoder(plans: plans, sampleRate: rate)
+  {
+    _ = try? FileToneDecoder.run(
+      reader, decoder: decoder, channel: channel, shouldStop: FrameBudget.stopper()
+    ) { _ in }
+  }
+  if let reader = open() {
+    let layout = PlotLayout(width: 1600, height: 900)
+    var settings = PlotAnalysis.Settings()
+    settings.columns = 2 * layout.levels.width
+    settings.spectrumRows = layout.spectrogram.height
+    settings.meter.measuresLoudness = true
+    settings.meter.channel = channel
+    settings.tones = plans.isEmpty ? nil : try? ToneDecoder(plans: plans, sampleRate: rate)
+    _ = try? PlotAnalysis.run(
+      reader, title: "fuzz", settings: settings, shouldStop: FrameBudget.stopper())
+  }
+  return 0
+}
+
+/// Bounds the work one input can cause: compressed data (a FLAC of constant
+/// frames) or a damaged header can make a small input decode to hours of
+/// audio. Each job is asked to stop once it has been handed this many
+/// frames' worth of blocks; the sizing done from the header (rate,
+/// channels, format) happens before, whatever the length.
+enum FrameBudget {
+  static let frames = 1 << 20
+  /// The largest block any job reads at once (the meter's), so a count of
+  /// `shouldStop` calls bounds the frames read.
+  static let largestBlock = 16_384
+
+  /// A `shouldStop` for one job: stops after `frames` frames' worth of
+  /// blocks. Jobs ask it before each block, on their calling thread.
+  static func stopper() -> () -> Bool {
+    var calls = 0
+    return {
+      calls += 1
+      return calls > frames / largestBlock
+    }
+  }
+}
+
+/// The plans a `tones` run uses on a file of some rate: every named plan
+/// and a `freq:` and a `twotone:` plan, each kept when the decoder takes it
+/// at that rate (as a run of them all would be, less the ones it refuses).
+enum FileJobPlans {
+  static let candidates: [TonePlan] =
+    TonePlan.all + ["freq:1750,2100,2400", "twotone:1000,1200:100,100"].compactMap(TonePlan.named)
+
+  /// The plans allowed at rates met lately (building a decoder per plan
+  /// to ask costs more than the rest of a small input).
+  nonisolated(unsafe) private static var known: [Double: [TonePlan]] = [:]
+
+  static func allowed(at rate: Double) -> [TonePlan] {
+    if let plans = known[rate] { return plans }
+    let plans = candidates.filter { (try? ToneDecoder(plans: [$0], sampleRate: rate)) != nil }
+    if known.count >= 256 { known.removeAll() }
+    known[rate] = plans
+    return plans
+  }
+}
+
+/// Headerless PCM as the fuzzer spells it: the magic, then the rate
+/// (4 bytes, little-endian), the channels and the format (a byte each),
+/// all brought into the ranges `--rate`, `--channels` and `--format` accept.
+struct RawInput {
+  static let magic = Array("MICLOOP-RAW:".utf8)
+  static let headerSize = magic.count + 6
+  let format: RawPCMFormat
+
+  init?(_ input: UnsafeBufferPointer<UInt8>) {
+    guard input.count >= Self.headerSize, input.starts(with: Self.magic) else { return nil }
+    let fields = input[Self.magic.count...]
+    var rate = 0
+    for (shift, byte) in fields.prefix(4).enumerated() { rate |= Int(byte) << (8 * shift) }
+    let channels = Int(fields[fields.startIndex + 4])
+    let encodings = AudioFileEncoding.allCases
+    let encoding = encodings[Int(fields[fields.startIndex + 5]) % encodings.count]
+    format = RawPCMFormat(
+      sampleRate: 1_000 + rate % 767_001, channelCount: 1 + channels % 64, encoding: encoding)
+  }
+}
+
+/// The file each input is written to: one per process, unlinked at once
+/// and rewritten for each input, opened by its `/proc/self/fd` path.
+enum ScratchFile {
+  nonisolated(unsafe) private static let descriptor: Int32 = {
+    var template = Array("/tmp/micloop-fuzz-XXXXXX".utf8CString)
+    let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    if descriptor >= 0 { unlink(String(cString: template)) }
+    return descriptor
+  }()
+
+  /// Replaces the file's contents with `bytes`; its path, or `nil` if it
+  /// cannot be written.
+  static func write(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    guard descriptor >= 0, ftruncate(descriptor, 0) == 0 else { return nil }
+    var offset = 0
+    while offset < bytes.count {
+      let wrote = pwrite(
+        descriptor, bytes.baseAddress! + offset, bytes.count - offset, off_t(offset))
+      if wrote <= 0 { return nil }
+      offset += wrote
+    }
+    return "/proc/self/fd/\(descriptor)"
+  }
+}
