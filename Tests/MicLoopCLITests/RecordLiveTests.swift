@@ -7,7 +7,7 @@ import Testing
 /// played into the virtual microphone become one file each with their
 /// onset after the pre-roll; a stop signal closes the open file; a kill
 /// leaves a valid `.part` file and an index whose lines all parse.
-@Suite(.serialized) struct RecordLiveTests {
+@Suite(.serialized, .tags(.live, .pulseaudio), .needsSoundServer) struct RecordLiveTests {
   let directory: URL
 
   init() throws { directory = try MicLoopBinary.temporaryDirectory() }
