@@ -40,21 +40,10 @@ struct JackLiveTests {
     return abs(peak - expected) < 0.05
   }
 
-  @Test func aToneComesOutOfJackAtTheRequestedLevel() throws {
-    let (result, log) = try Self.onServer { jack in
-      let meter = try jack.startMicloop(["meter", "-D", "jackin", "--duration", "60", "--json"])
-      defer { meter.signal(SIGKILL) }
-      let tone = try jack.startMicloop([
-        "tone", "-f", "1000", "--level-db", "-10", "--duration", "60", "-D", "jackout",
-      ])
-      defer { tone.signal(SIGKILL) }
-      #expect(try jack.connect(from: tone, to: meter))
-      let result = Self.meterOnceSoundArrives(meter)
-      return (result, Self.peakIs(-10, result))
+  @Test func aTonePlayedIntoTheMicrophoneIsMeteredAtItsLevel() throws {
+    try LiveScenarios.toneIsMeteredAtItsLevel(in: try MicLoopBinary.temporaryDirectory()) {
+      try JackServer()
     }
-    #expect(result.status == 0, "\(result.errorOutput)\njackd: \(log)")
-    let peak = try #require(result.lastJSONObject?["peak_dbfs"] as? Double, "\(result.output)")
-    #expect(abs(peak - -10) < 0.05, "peak \(peak) dBFS")
   }
 
   @Test func loopbackOnJackPassesTheMicrophoneAtItsGain() throws {
@@ -132,28 +121,7 @@ struct JackCaptureTests {
     }
   }
 
-  @Test func tonesAreDecodedLive() throws {
-    let jack = try JackServer(name: Self.serverName)
-    let calls = directory.appendingPathComponent("calls.wav").path
-    let length = try VirtualDevices.programme(
-      [("dtmf", "123#"), ("ccir", "12335")], lead: 1.5, tail: 1, at: calls)
-    let result = try LiveAttempts.run {
-      let tones = try jack.startMicloop([
-        "tones", "--plan", "dtmf,ccir", "-D", "jackin", "--json", "--duration",
-        String(length + 1),
-      ])
-      defer { tones.signal(SIGKILL) }
-      #expect(tones.waitForOutput("\"start\""))
-      let player = try jack.play(calls)
-      #expect(try jack.connect(from: player, program: "aplay", to: tones))
-      let result = tones.result()
-      let passed = TonesCommandTests.heard(result.output, dtmf: "123#", texts: ["12335"])
-      player.signal(SIGTERM)
-      return (result, passed, result.output + player.result().errorOutput + jack.log)
-    }
-    #expect(result.status == 0, "\(result.errorOutput)")
-    let events = TonesCommandTests.events(result.output)
-    #expect(TonesCommandTests.symbols(events, plan: "dtmf") == "123#", "\(result.output)")
-    #expect(TonesCommandTests.texts(events) == ["12335"], "\(result.output)")
+  @Test func callsAreDecodedLive() throws {
+    try LiveScenarios.callsAreDecodedLive(in: directory) { try JackServer(name: Self.serverName) }
   }
 }

@@ -18,17 +18,10 @@ import Testing
     ])
   }
 
-  @Test func aTonePlayedIntoASinkIsMeteredFromItsMonitor() throws {
-    let server = try PipeWireServer()
-    let tone = try playTone(server)
-    defer { tone.signal(SIGKILL) }
-    #expect(tone.waitForOutput("Playing"))
-    let meter = try server.startMicloop(
-      ["meter", "-D", "pipewire:NODE=mic", "--duration", "3", "--json"], capturesMonitor: true)
-    let result = meter.result()
-    #expect(result.status == 0, "\(result.errorOutput)")
-    let level = try peak(result)
-    #expect(abs(level - -10) < 0.05, "peak \(level) dBFS")
+  @Test func aTonePlayedIntoTheMicrophoneIsMeteredAtItsLevel() throws {
+    try LiveScenarios.toneIsMeteredAtItsLevel(in: try MicLoopBinary.temporaryDirectory()) {
+      try PipeWireServer()
+    }
   }
 
   @Test func loopbackOnPipeWirePassesTheMicrophoneAtItsGain() throws {
@@ -103,29 +96,8 @@ import Testing
     }
   }
 
-  @Test func tonesAreDecodedLive() throws {
-    let server = try PipeWireServer()
-    let result = try LiveAttempts.run {
-      let tones = try server.startMicloop(
-        ["tones", "--plan", "dtmf,ccir", "-D", "pipewire:NODE=mic", "--json", "--duration", "12"],
-        capturesMonitor: true)
-      defer { tones.signal(SIGKILL) }
-      #expect(tones.waitForOutput("\"start\""))
-      for (plan, text) in [("dtmf", "0#*9"), ("ccir", "12335")] {
-        let send = try server.startMicloop([
-          "send", "--plan", plan, text, "-D", "pipewire:NODE=mic",
-        ])
-        #expect(send.wait() == 0, "\(send.result().errorOutput)")
-      }
-      tones.signal(SIGINT)
-      let result = tones.result()
-      let passed = TonesCommandTests.heard(result.output, dtmf: "0#*9", texts: ["12335"])
-      return (result, passed, result.output)
-    }
-    #expect(result.status == 0, "\(result.errorOutput)")
-    let events = TonesCommandTests.events(result.output)
-    #expect(TonesCommandTests.symbols(events, plan: "dtmf") == "0#*9", "\(result.output)")
-    #expect(TonesCommandTests.texts(events) == ["12335"], "\(result.output)")
+  @Test func callsAreDecodedLive() throws {
+    try LiveScenarios.callsAreDecodedLive(in: directory) { try PipeWireServer() }
   }
 
   /// The round trip through a sink and its monitor: at least micloop's

@@ -132,29 +132,9 @@ import Testing
   /// from its monitor — DTMF, a 5-tone call and Handshake text.
   @Test(.tags(.live, .pulseaudio), .needsSoundServer)
   func sentIntoTheVirtualMicrophoneIsDecodedLive() throws {
-    let devices = try VirtualDevices()
-    let signal = file("sent.wav")
-    // 2.5 s of silence first: a capture that starts on a loaded machine
-    // may overrun in its first half second, which must not fall on a tone.
-    let length = try VirtualDevices.programme(
-      [("dtmf", "123#"), ("ccir", "12335"), ("handshake", "Hi")], lead: 2.5, at: signal)
-    let result = try LiveAttempts.run {
-      let player = try devices.play(signal, into: "mic")
-      defer { player.signal(SIGTERM) }
-      usleep(300_000)
-      let result = try devices.micloop([
-        "tones", "--plan", "dtmf,ccir,handshake", "-D", "pulse:mic.monitor", "--json",
-        "--duration", String(length - 2),
-      ])
-      let passed = Self.heard(result.output, dtmf: "123#", texts: ["12335", "Hi"])
-      player.signal(SIGTERM)
-      return (result, passed, result.output + player.result().errorOutput)
-    }
-    #expect(result.status == 0, "\(result.errorOutput)")
-    let events = Self.events(result.output)
-    #expect(events.first?["event"] as? String == "start", "\(result.output)")
-    #expect(Self.symbols(events, plan: "dtmf") == "123#", "\(result.output)")
-    #expect(Self.texts(events) == ["12335", "Hi"], "\(result.output)")
+    try LiveScenarios.callsAreDecodedLive(
+      in: directory, calls: [("ccir", "12335"), ("handshake", "Hi")]
+    ) { try VirtualDevices() }
   }
 
   /// Live, as the README shows it: `tones` listens at its default period

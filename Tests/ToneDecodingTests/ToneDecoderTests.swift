@@ -48,29 +48,13 @@ import TonePlans
   /// does not, though the glide alone (no third tone) decodes; a faster
   /// glide never does.
   @Test func aSteadyKeyKeepsAShareDentedByAThirdTone() throws {
-    func key(third: Double, glide: Double) throws -> String {
-      var signal = TestSignal(sampleRate: 8_000)
-      signal.silence(0.3)
-      let count = Int(0.07 * 8_000)
-      var phases = (0.3, 1.1, 2.0)
-      for n in 0..<count {
-        // Both tones sweep linearly from -glide to +glide over the key.
-        let sweep = 1 + glide * (2 * Double(n) / Double(count - 1) - 1)
-        phases.0 += 2 * .pi * 770 * sweep / 8_000
-        phases.1 += 2 * .pi * 1336 * sweep / 8_000
-        phases.2 += 2 * .pi * 2_500 / 8_000
-        signal.samples.append(
-          Float(0.2 * sin(phases.0) + 0.2 * sin(phases.1) + third * 0.2 * sin(phases.2)))
-      }
-      signal.silence(0.3)
-      return try signal.decode([.dtmf]).symbols
-    }
-    #expect(try key(third: 0.55, glide: 0) == "5")
-    #expect(try key(third: 0, glide: 0.02) == "5")
-    #expect(try key(third: 0.55, glide: 0.02) == "")
+
+    #expect(try KeysAndVoicesTests.key(third: 0.55, glide: 0) == "5")
+    #expect(try KeysAndVoicesTests.key(third: 0, glide: 0.02) == "5")
+    #expect(try KeysAndVoicesTests.key(third: 0.55, glide: 0.02) == "")
     // Gliding ±4.5 % (on key on average, the whole band its own) is a
     // voice's harmonic pair, not a key: its phases do not advance steadily.
-    #expect(try key(third: 0, glide: 0.045) == "")
+    #expect(try KeysAndVoicesTests.key(third: 0, glide: 0.045) == "")
   }
 
   @Test func dtmfReportsTimeDurationFrequenciesAndLevels() throws {
