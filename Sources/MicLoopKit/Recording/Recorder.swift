@@ -37,43 +37,43 @@ public final class Recorder {
   public let encoding: AudioFileEncoding
   /// The session index's file name (in `directory`).
   public let indexName: String
-  private let listener: (RecorderEvent) -> Void
+  let listener: (RecorderEvent) -> Void
 
   // Durations in frames.
-  private let preRoll: Int64
-  private let hang: Int64
-  private let minimum: Int64
-  private let maximum: Int64
-  private let forcedMaximum: Int64
-  private let callHang: Int64
-  private let triggerLag: Int64
-  private let toneLag: Int64
-  private let tagLag: Int64
-  private let isDecoding: Bool
+  let preRoll: Int64
+  let hang: Int64
+  let minimum: Int64
+  let maximum: Int64
+  let forcedMaximum: Int64
+  let callHang: Int64
+  let triggerLag: Int64
+  let toneLag: Int64
+  let tagLag: Int64
+  let isDecoding: Bool
 
-  private let ring: LookbackRing
-  private var trigger = ActivityTrack()
-  private var gate: ActivityTrack?
-  private var calls: ActivityTrack?
-  private var callLabels: [(start: Int64, end: Int64, label: String)] = []
-  private var levelTrigger: LevelTrigger?
-  private var matcher: CallMatcher
-  private let subTone: SubToneGate?
+  let ring: LookbackRing
+  var trigger = ActivityTrack()
+  var gate: ActivityTrack?
+  var calls: ActivityTrack?
+  var callLabels: [(start: Int64, end: Int64, label: String)] = []
+  var levelTrigger: LevelTrigger?
+  var matcher: CallMatcher
+  let subTone: SubToneGate?
   /// Timeline frames the trigger and the decoder have heard.
-  private var detected: Int64 = 0
-  private var decoded: Int64 = 0
+  var detected: Int64 = 0
+  var decoded: Int64 = 0
   /// Where stream time (which stops during a gap) meets the timeline:
   /// from stream frame `streamFrame` on, timeline = stream + `offset`.
-  private var offsets: [(streamFrame: Int64, offset: Int64)] = [(0, 0)]
+  var offsets: [(streamFrame: Int64, offset: Int64)] = [(0, 0)]
 
-  private enum Phase: Equatable {
+  enum Phase: Equatable {
     case idle
     case active
     case hang(since: Int64)
   }
 
   /// One transmission, from its first activity to its close.
-  private struct Transmission {
+  struct Transmission {
     var start: Int64
     var lastActiveEnd: Int64
     /// Frames the trigger was active, pauses left out: what `minimum`
@@ -97,7 +97,7 @@ public final class Recorder {
   }
 
   /// A closed file waiting for its tags (tones are reported after they end).
-  private struct Closing {
+  struct Closing {
     let id: Int
     let file: RecordingFile
     var record: RecordedFile
@@ -105,27 +105,27 @@ public final class Recorder {
     var lastTry = -Double.infinity
   }
 
-  private var cursor: Int64 = 0
-  private var phase = Phase.idle
+  var cursor: Int64 = 0
+  var phase = Phase.idle
   /// The end of the last span put on the timeline.
-  private var spanEnd: Int64 = 0
-  private var current: Transmission?
-  private var closing: [Closing] = []
-  private var nextClosingID = 0
+  var spanEnd: Int64 = 0
+  var current: Transmission?
+  var closing: [Closing] = []
+  var nextClosingID = 0
   /// Spans in timeline order; a recording waits for its tags.
-  private var queue: [(event: RecorderEvent?, closingID: Int?)] = []
-  private var tags: [RecordingTag] = []
-  private let store: RecordingStore
-  private let index: SessionIndex
-  private var summary = SessionSummary(
+  var queue: [(event: RecorderEvent?, closingID: Int?)] = []
+  var tags: [RecordingTag] = []
+  let store: RecordingStore
+  let index: SessionIndex
+  var summary = SessionSummary(
     frames: 0, files: 0, recordedFrames: 0, blips: 0, gaps: 0, gapFrames: 0, xruns: 0, deleted: 0)
-  private var namedFiles = 0
-  private var lastMaintenance = -Double.infinity
-  private var isFinished = false
+  var namedFiles = 0
+  var lastMaintenance = -Double.infinity
+  var isFinished = false
   /// Whether the current episode of a full disk (or budget) was reported.
-  private var isShortageReported = false
+  var isShortageReported = false
   /// Frames of the timeline lost because the disk or the budget had no room.
-  public private(set) var framesLostToDisk: Int64 = 0
+  public internal(set) var framesLostToDisk: Int64 = 0
 
   /// Seconds between looks at the disk (age, retries, syncing).
   static let maintenanceInterval = 1.0
@@ -228,7 +228,7 @@ public final class Recorder {
     for entry in store.expire(now: SystemClock.now) { reportDeleted(entry, reason: "keep_days") }
   }
 
-  private static func makeDirectory(_ path: String) throws(RecorderError) {
+  static func makeDirectory(_ path: String) throws(RecorderError) {
     RecordingFile.makeParent(of: path + "/x")
     var status = stat()
     guard stat(path, &status) == 0 else {
@@ -278,13 +278,13 @@ public final class Recorder {
   }
 
   /// The timeline frame of stream frame `frame`.
-  private func timeline(streamFrame frame: Int64) -> Int64 {
+  func timeline(streamFrame frame: Int64) -> Int64 {
     var offset: Int64 = 0
     for entry in offsets where entry.streamFrame <= frame { offset = entry.offset }
     return frame + offset
   }
 
-  private func timeline(_ seconds: Double) -> Int64 {
+  func timeline(_ seconds: Double) -> Int64 {
     timeline(streamFrame: Int64((seconds * sampleRate).rounded()))
   }
 
@@ -390,7 +390,7 @@ public final class Recorder {
   /// Ends everything that `end` cuts short: decides the timeline up to it,
   /// closes the transmission there and puts the quiet before it on the
   /// timeline.
-  private func settle(at end: Int64, ending: String) {
+  func settle(at end: Int64, ending: String) {
     advance(to: end)
     if let transmission = current {
       switch phase {
@@ -411,601 +411,5 @@ public final class Recorder {
       queueSpan(.idle(startFrame: spanEnd, frames: end - spanEnd))
       spanEnd = end
     }
-  }
-
-  // MARK: Deciding
-
-  /// Decides what the reports so far allow, writes what is decided, and
-  /// looks after the disk.
-  public func update() {
-    guard !isFinished else { return }
-    advance(to: horizon)
-    writeDecided()
-    publishClosed(all: false)
-    maintain()
-  }
-
-  /// Frames before this are known for every trigger.
-  private var horizon: Int64 {
-    var limit = min(ring.endFrame, detected - triggerLag)
-    if gate != nil || calls != nil { limit = min(limit, decoded - toneLag) }
-    return limit
-  }
-
-  private func isActive(at frame: Int64) -> Bool {
-    let triggered = trigger.isActive(at: frame) || (calls?.isActive(at: frame) ?? false)
-    guard let gate else { return triggered }
-    return triggered && gate.isActive(at: frame)
-  }
-
-  /// Whether a transmission may start at `frame`: with calls, only a call
-  /// starts one.
-  private func startsTransmission(at frame: Int64) -> Bool {
-    if let calls { return calls.isActive(at: frame) && (gate?.isActive(at: frame) ?? true) }
-    return isActive(at: frame)
-  }
-
-  private func nextChange(after frame: Int64) -> Int64? {
-    let changes = [
-      trigger.nextChange(after: frame), calls?.nextChange(after: frame),
-      gate?.nextChange(after: frame),
-    ].compactMap { $0 }
-    return changes.min()
-  }
-
-  private func advance(to limit: Int64) {
-    deciding: while cursor < limit {
-      let active = isActive(at: cursor)
-      let change = min(nextChange(after: cursor) ?? limit, limit)
-      switch phase {
-      case .idle:
-        if active && startsTransmission(at: cursor) {
-          begin(at: cursor)
-        } else {
-          cursor = change
-        }
-      case .active:
-        guard active else {
-          enterHang(at: cursor)
-          continue
-        }
-        var stop = change
-        if current!.isConfirmed {
-          let due = current!.fileStart + forcedMaximum
-          if cursor >= due { split(at: cursor) } else { stop = min(stop, due) }
-        }
-        current!.lastActiveEnd = stop
-        current!.activeFrames += stop - cursor
-        if !current!.isConfirmed && current!.activeFrames >= minimum { confirm() }
-        cursor = stop
-      case .hang(let since):
-        let expiry = since + hang
-        if active {
-          if current!.isConfirmed && current!.wantsSplit {
-            split(at: max(since, cursor - preRoll))
-          }
-          phase = .active
-          continue
-        }
-        guard change >= expiry else {
-          cursor = change
-          continue
-        }
-        // The hang has passed. If the next transmission starts within a
-        // pre-roll of the tail's end, the tail ends where its pre-roll
-        // begins (never before the hang's start): each file keeps its own
-        // first sounds. Decided once the pre-roll after the tail is known.
-        guard change < limit || limit >= expiry + preRoll else { break deciding }
-        var end = expiry
-        if change < expiry + preRoll, isActive(at: change), startsTransmission(at: change) {
-          end = min(expiry, max(since, change - preRoll))
-        }
-        close(at: end, ending: "quiet")
-        cursor = end
-      }
-    }
-    forgetOldActivity()
-  }
-
-  private func begin(at frame: Int64) {
-    // A start reported later than the triggers' delay: from where it began.
-    let reported =
-      [trigger.spanStart(holding: frame), calls?.spanStart(holding: frame)]
-      .compactMap { $0 }.min() ?? frame
-    let start = max(spanEnd, min(reported, frame))
-    var label = settings.trigger.label
-    if calls != nil,
-      let call = callLabels.last(where: {
-        $0.start <= frame + 1 && frame < max($0.end, $0.start + 1) + callHang
-      })
-    {
-      label = call.label
-    }
-    current = Transmission(
-      start: start, lastActiveEnd: frame, activeFrames: frame - start, label: label)
-    phase = .active
-  }
-
-  private func enterHang(at frame: Int64) {
-    phase = .hang(since: frame)
-    if let transmission = current, transmission.isConfirmed,
-      frame - transmission.fileStart >= maximum
-    {
-      current!.wantsSplit = true
-    }
-  }
-
-  /// The transmission has lasted `minimum`: its file begins `preRoll`
-  /// before it (not before the last span, nor before what the ring holds).
-  private func confirm() {
-    let fileStart = max(current!.start - preRoll, spanEnd, ring.startFrame)
-    if fileStart > spanEnd { queueSpan(.idle(startFrame: spanEnd, frames: fileStart - spanEnd)) }
-    spanEnd = fileStart
-    current!.isConfirmed = true
-    current!.fileStart = fileStart
-    current!.written = fileStart
-    openFile(at: fileStart)
-  }
-
-  /// Ends the transmission at `end`: a blip if it never lasted the
-  /// minimum, else its file (or lost span) closes there.
-  private func close(at end: Int64, ending: String) {
-    guard let transmission = current else { return }
-    if transmission.isConfirmed {
-      write(through: end)
-      if let lost = current!.lost {
-        queueSpan(
-          .gap(
-            startFrame: lost.since, frames: end - lost.since, reason: lost.reason,
-            detail: lost.detail))
-      } else if let file = current!.file {
-        closeFile(file, ending: ending)
-      }
-      spanEnd = max(spanEnd, end)
-    } else {
-      // A blip: the quiet before it and its hang stay idle.
-      let blipEnd = max(transmission.start, min(transmission.lastActiveEnd, end))
-      if transmission.start > spanEnd {
-        queueSpan(.idle(startFrame: spanEnd, frames: transmission.start - spanEnd))
-      }
-      queueSpan(
-        .blip(
-          startFrame: transmission.start, frames: blipEnd - transmission.start,
-          trigger: transmission.label))
-      spanEnd = max(spanEnd, blipEnd)
-    }
-    current = nil
-    phase = .idle
-  }
-
-  /// Splits the file at `frame`, sample-continuous: the next part begins there.
-  private func split(at frame: Int64) {
-    write(through: frame)
-    if current!.lost == nil, let file = current!.file {
-      closeFile(file, ending: "split")
-      spanEnd = frame
-      current!.fileStart = frame
-      current!.wantsSplit = false
-      openFile(at: frame)
-    } else {
-      current!.fileStart = frame
-      current!.wantsSplit = false
-    }
-  }
-
-  // MARK: Writing
-
-  /// Writes what is decided to belong to the open file.
-  private func writeDecided() {
-    guard let transmission = current, transmission.isConfirmed else { return }
-    let target: Int64
-    switch phase {
-    case .active:
-      target = min(ring.endFrame, cursor + hang, transmission.fileStart + forcedMaximum)
-    case .hang(let since):
-      // The tail's last pre-roll waits: the next transmission may need it.
-      target = min(
-        ring.endFrame, transmission.wantsSplit ? since : max(since, since + hang - preRoll))
-    case .idle: return
-    }
-    write(through: target)
-  }
-
-  /// Writes the ring's frames up to `target` into the open file; on a
-  /// full disk they are counted lost instead, and a file opens again once
-  /// space returns.
-  private func write(through target: Int64) {
-    guard current != nil else { return }
-    while current!.written < target {
-      if current!.lost != nil {
-        guard retryAfterLoss() else {
-          current!.written = target
-          return
-        }
-        continue
-      }
-      guard let file = current!.file else {
-        current!.written = target
-        return
-      }
-      let end = min(target, current!.written + Int64(Self.writeChunk))
-      let (deleted, shortage) = store.makeRoom(for: file.bytes(forFrames: end - current!.written))
-      for (entry, reason) in deleted { reportDeleted(entry, reason: shortageName(reason)!) }
-      if let shortage {
-        loseFile(reason: gapReason(shortage), detail: nil)
-        continue
-      }
-      var failure: AudioFileError?
-      ring.read(from: current!.written, to: end) { samples, frames in
-        guard failure == nil else { return }
-        do throws(AudioFileError) { try file.write(samples, frameCount: frames) } catch {
-          failure = error
-        }
-      }
-      if let failure {
-        let full = store.freeBytes().map { $0 < RecordingStore.reserve * 2 } ?? false
-        loseFile(reason: full ? .diskFull : .writeFailed, detail: failure.description)
-        continue
-      }
-      current!.written = end
-      store.openBytes = RecordingFile.roundedUp(file.bytes(forFrames: file.frames) + 4096)
-      file.syncIfDue(interval: settings.syncInterval)
-    }
-  }
-
-  private func shortageName(_ shortage: RecordingStore.Shortage?) -> String? {
-    switch shortage {
-    case .maximumBytes?: "max_bytes"
-    case .minimumFree?: "min_free"
-    case .diskFull?: "disk_full"
-    case nil: nil
-    }
-  }
-
-  private func gapReason(_ shortage: RecordingStore.Shortage) -> GapReason {
-    switch shortage {
-    case .maximumBytes: .maximumBytes
-    case .minimumFree: .minimumFree
-    case .diskFull: .diskFull
-    }
-  }
-
-  /// The open file ends where its frames end; what follows is lost until
-  /// the disk takes data again.
-  private func loseFile(reason: GapReason, detail: String?) {
-    var since = current!.written
-    if let file = current!.file {
-      since = file.startFrame + file.frames
-      if file.frames > 0 {
-        closeFile(file, ending: reason.rawValue)
-      } else {
-        file.discard()
-        store.openBytes = 0
-      }
-      current!.file = nil
-    }
-    current!.written = since
-    current!.lost = (since, reason, detail)
-    current!.lastRetry = MonotonicClock.seconds
-    spanEnd = since
-    reportShortage(reason, at: since, detail: detail)
-  }
-
-  /// Says once per episode (until a file opens again) why recording
-  /// stopped: one line, with what happens next.
-  private func reportShortage(_ reason: GapReason, at frame: Int64, detail: String?) {
-    guard !isShortageReported else { return }
-    isShortageReported = true
-    let cause =
-      switch reason {
-      case .diskFull: "the disk under \(directory) is full"
-      case .maximumBytes: "\(directory) holds --max-bytes and no closed recording is left to delete"
-      case .minimumFree:
-        "the disk under \(directory) is down to --min-free and no closed recording is left to delete"
-      default: "cannot write to \(directory)" + (detail.map { " (\($0))" } ?? "")
-      }
-    emit(
-      .problem(
-        "\(cause): recording stopped at \(Self.seconds(frame, sampleRate)) s; capture goes on, the lost span is a gap in the index, and recording resumes when there is room"
-      ))
-  }
-
-  /// After a loss, whether a file could open again (tried once a second).
-  private func retryAfterLoss() -> Bool {
-    let now = MonotonicClock.seconds
-    guard now - current!.lastRetry >= Self.retryInterval || isFinished else { return false }
-    current!.lastRetry = now
-    let oneSecond = Int64(sampleRate) * Int64(channelCount) * 4
-    let (deleted, shortage) = store.makeRoom(for: oneSecond)
-    for (entry, reason) in deleted { reportDeleted(entry, reason: shortageName(reason)!) }
-    guard shortage == nil, let lost = current!.lost else { return false }
-    let resume = current!.written
-    queueSpan(
-      .gap(
-        startFrame: lost.since, frames: resume - lost.since, reason: lost.reason,
-        detail: lost.detail))
-    spanEnd = resume
-    current!.lost = nil
-    current!.fileStart = resume
-    openFile(at: resume)
-    return current!.lost == nil
-  }
-
-  private func openFile(at frame: Int64) {
-    let (deleted, shortage) = store.makeRoom(for: Int64(sampleRate) * Int64(channelCount) * 4)
-    for (entry, reason) in deleted { reportDeleted(entry, reason: shortageName(reason)!) }
-    if let shortage {
-      current!.file = nil
-      current!.written = frame
-      current!.lost = (frame, gapReason(shortage), nil)
-      current!.lastRetry = MonotonicClock.seconds
-      reportShortage(gapReason(shortage), at: frame, detail: nil)
-      return
-    }
-    let start = clock.time(ofFrame: frame)
-    namedFiles += 1
-    let base = settings.naming.name(
-      epochSeconds: start, trigger: current!.label, count: namedFiles)
-    let name = uniqueName(base)
-    do throws(AudioFileError) {
-      let file = try RecordingFile(
-        directory: directory, name: name, fileExtension: settings.container.fileExtension,
-        startFrame: frame, startTime: start, sampleRate: sampleRate, channelCount: channelCount,
-        encoding: encoding, broadcast: broadcastInfo(start: start, label: current!.label))
-      current!.file = file
-      current!.part += 1
-      current!.written = frame
-      store.openBytes = file.diskBytes
-      emit(
-        .opened(
-          name: name + ".part." + settings.container.fileExtension, startFrame: frame, start: start,
-          trigger: current!.label, part: current!.part))
-    } catch {
-      let full = store.freeBytes().map { $0 < RecordingStore.reserve * 2 } ?? false
-      current!.file = nil
-      current!.written = frame
-      current!.lost = (frame, full ? .diskFull : .writeFailed, error.description)
-      current!.lastRetry = MonotonicClock.seconds
-      reportShortage(current!.lost!.reason, at: frame, detail: error.description)
-      return
-    }
-    isShortageReported = false
-  }
-
-  /// `base`, or `base-2`, `base-3` … when a file of that name exists.
-  private func uniqueName(_ base: String) -> String {
-    var name = base
-    var attempt = 1
-    let fileExtension = settings.container.fileExtension
-    func taken(_ name: String) -> Bool {
-      let path = directory + "/" + name
-      return access(path + "." + fileExtension, F_OK) == 0
-        || access(path + ".part." + fileExtension, F_OK) == 0 || access(path + ".json", F_OK) == 0
-    }
-    while taken(name) {
-      attempt += 1
-      name = base + "-\(attempt)"
-    }
-    return name
-  }
-
-  /// The `bext` chunk of a file starting at `start` (seconds since 1970).
-  private func broadcastInfo(start: Double, label: String) -> BroadcastInfo {
-    let time = WallClockTime(epochSeconds: start)
-    let bits =
-      switch encoding {
-      case .pcm16: "16"
-      case .pcm24: "24"
-      case .pcm32: "32"
-      case .float: "32F"
-      }
-    return BroadcastInfo(
-      description: "micloop record, \(label), first sample at \(time.iso8601)",
-      originator: "micloop",
-      originationDate:
-        "\(WallClockTime.pad(time.year, 4))-\(WallClockTime.pad(time.month))-\(WallClockTime.pad(time.day))",
-      originationTime:
-        "\(WallClockTime.pad(time.hour)):\(WallClockTime.pad(time.minute)):\(WallClockTime.pad(time.second))",
-      timeReference: UInt64((time.secondsSinceMidnight * sampleRate).rounded()),
-      codingHistory:
-        "A=PCM,F=\(Int(sampleRate)),W=\(bits),M=\(channelCount == 1 ? "mono" : channelCount == 2 ? "stereo" : "multi"),T=micloop record\r\n"
-    )
-  }
-
-  /// Closes `file` at its frames and sets it aside until its tags are in.
-  private func closeFile(_ file: RecordingFile, ending: String) {
-    file.closeAudio()
-    store.openBytes = 0
-    let end = file.startFrame + file.frames
-    let record = RecordedFile(
-      name: file.fileName, path: file.finalPath, sidecarName: file.sidecarName,
-      startFrame: file.startFrame, frames: file.frames, start: file.startTime,
-      trigger: current!.label, tags: [], part: current!.part, continues: current!.previousName,
-      ending: ending,
-      xrunFrames: current!.xrunFrames.filter { $0 >= file.startFrame && $0 <= end })
-    current!.previousName = file.fileName
-    current!.file = nil
-    nextClosingID += 1
-    closing.append(Closing(id: nextClosingID, file: file, record: record))
-    queue.append((nil, nextClosingID))
-    spanEnd = max(spanEnd, end)
-  }
-
-  /// Gives closed files their tags, sidecars and final names, once the
-  /// decoder has heard far enough past their end (`all`: at once).
-  private func publishClosed(all: Bool) {
-    var index = 0
-    while index < closing.count {
-      var item = closing[index]
-      let ready = all || !isDecoding || decoded >= item.end + tagLag
-      let now = MonotonicClock.seconds
-      guard ready, all || now - item.lastTry >= Self.retryInterval else {
-        index += 1
-        continue
-      }
-      item.record.tags = tags.filter {
-        $0.endFrame > item.record.startFrame && $0.startFrame < item.end
-      }
-      let sidecar = item.record.json(
-        sampleRate: sampleRate, event: false, channelCount: channelCount,
-        encoding: encoding.rawValue, session: indexName)
-      if let problem = item.file.publish(sidecar: sidecar) {
-        item.lastTry = now
-        closing[index] = item
-        if !all {
-          index += 1
-          continue
-        }
-        emit(
-          .problem(
-            "\(item.file.partPath): cannot write its sidecar (\(problem)); it keeps its .part name")
-        )
-        item.record.name = item.file.name + ".part." + item.file.fileExtension
-        item.record.path = item.file.partPath
-      }
-      store.add(audio: item.record.path, sidecar: problemFree(item) ? item.file.sidecarPath : nil)
-      if let slot = queue.firstIndex(where: { $0.closingID == item.id }) {
-        queue[slot].event = .recording(item.record)
-      }
-      closing.remove(at: index)
-    }
-    flushQueue()
-  }
-
-  private func problemFree(_ item: Closing) -> Bool { access(item.file.sidecarPath, F_OK) == 0 }
-
-  // MARK: The index
-
-  private func queueSpan(_ event: RecorderEvent) {
-    switch event {
-    case .idle(_, let frames), .blip(_, let frames, _), .gap(_, let frames, _, _):
-      guard frames > 0 else { return }
-    default: break
-    }
-    queue.append((event, nil))
-    flushQueue()
-  }
-
-  private func flushQueue() {
-    while let first = queue.first, let event = first.event {
-      queue.removeFirst()
-      switch event {
-      case .recording(let file):
-        summary.files += 1
-        summary.recordedFrames += file.frames
-        summary.frames += file.frames
-      case .idle(_, let frames): summary.frames += frames
-      case .blip(_, let frames, _):
-        summary.blips += 1
-        summary.frames += frames
-      case .gap(_, let frames, let reason, _):
-        if reason != .deviceLost && reason != .xrun && reason != .overflow {
-          framesLostToDisk += frames
-        }
-        summary.gaps += 1
-        summary.gapFrames += frames
-        summary.frames += frames
-      default: break
-      }
-      emit(event)
-    }
-  }
-
-  private func emit(_ event: RecorderEvent) {
-    index.append(event.json(sampleRate: sampleRate, clock: clock))
-    store.sessionIndexBytes = RecordingFile.roundedUp(index.bytes)
-    listener(event)
-  }
-
-  private func reportDeleted(_ entry: RecordingStore.Entry, reason: String) {
-    summary.deleted += 1
-    let name =
-      entry.audio.hasPrefix(directory + "/")
-      ? String(entry.audio.dropFirst(directory.count + 1)) : entry.audio
-    emit(.deleted(name: name, bytes: entry.bytes, reason: reason))
-  }
-
-  // MARK: Housekeeping
-
-  /// Once a second: deletes what is too old, retries the index, syncs.
-  private func maintain() {
-    let now = MonotonicClock.seconds
-    guard now - lastMaintenance >= Self.maintenanceInterval else { return }
-    lastMaintenance = now
-    for entry in store.expire(now: SystemClock.now) { reportDeleted(entry, reason: "keep_days") }
-    index.flushPending()
-    index.syncIfDue(interval: settings.syncInterval)
-    current?.file?.syncIfDue(interval: settings.syncInterval)
-  }
-
-  /// Forgets activity and tags no decision can need any more.
-  private func forgetOldActivity() {
-    let keep = min(cursor, current.map { $0.start - preRoll } ?? cursor) - Int64(sampleRate)
-    trigger.forget(before: keep)
-    gate?.forget(before: keep)
-    calls?.forget(before: keep)
-    let oldestOpen = closing.map { $0.record.startFrame }.min() ?? keep
-    let tagKeep = min(keep, oldestOpen, current?.fileStart ?? keep)
-    if tags.count > 64 { tags.removeAll { $0.endFrame < tagKeep } }
-    callLabels.removeAll { $0.end + callHang < keep }
-  }
-
-  /// Ends the session: decides the rest of the timeline, closes the file
-  /// in progress where the audio ended, publishes every file and writes
-  /// the summary. Returns the summary.
-  @discardableResult
-  public func finish() -> SessionSummary {
-    guard !isFinished else { return summary }
-    let end = ring.endFrame
-    settle(at: end, ending: "end")
-    isFinished = true
-    publishClosed(all: true)
-    flushQueue()
-    emit(.sessionEnded(summary))
-    index.close()
-    return summary
-  }
-
-  // MARK: Helpers
-
-  /// Moves a reported talk end back to where the sound really stopped:
-  /// the detector's median of 50 ms and its envelope's release report an
-  /// end some 40 ms after the last loud 10 ms frame. The pause after the
-  /// end gives the floor; the last frame 6 dB above it ends the talk.
-  private func refinedEnd(_ end: Int64) -> Int64 {
-    let frame = Int64((sampleRate * Self.refineFrame).rounded())
-    let after = Int64((sampleRate * Self.refineAfter).rounded())
-    let before = Int64((sampleRate * Self.refineBefore).rounded())
-    guard frame > 0, ring.endFrame >= end + after, ring.startFrame <= end - before else {
-      return end
-    }
-    func power(_ start: Int64) -> Float {
-      var sum: Float = 0
-      ring.read(from: start, to: start + frame) { samples, frames in
-        for index in 0..<frames * channelCount { sum += samples[index] * samples[index] }
-      }
-      return sum / Float(frame * Int64(channelCount))
-    }
-    var floors = [Float]()
-    var position = end
-    while position + frame <= end + after {
-      floors.append(power(position))
-      position += frame
-    }
-    floors.sort()
-    // Over the pause's median by the ratio, and over its loudest frame
-    // too: a fluctuating background (a fan's rumble) is not sound.
-    let threshold = max(
-      floors[floors.count / 2] * Self.refineRatio, floors.last! * Self.refinePeakRatio)
-    position = end - frame
-    while position >= end - before {
-      if power(position) >= threshold { return position + frame }
-      position -= frame
-    }
-    return end
-  }
-
-  static func seconds(_ frame: Int64, _ rate: Double) -> String {
-    JSONText.fixed(Double(frame) / rate, places: 3)
   }
 }
