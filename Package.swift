@@ -8,6 +8,9 @@ let package = Package(
     .library(name: "DuplexIO", targets: ["DuplexIO"]),
     .library(name: "DuplexIOTesting", targets: ["DuplexIOTesting"]),
     .library(name: "SignalDSP", targets: ["SignalDSP"]),
+    .library(name: "Metering", targets: ["Metering"]),
+    .library(name: "TonePlans", targets: ["TonePlans"]),
+    .library(name: "ToneDecoding", targets: ["ToneDecoding"]),
     .library(name: "AudioFiles", targets: ["AudioFiles"]),
     .library(name: "MicLoopKit", targets: ["MicLoopKit"]),
     .library(name: "Plotting", targets: ["Plotting"]),
@@ -27,17 +30,32 @@ let package = Package(
       name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
     // Declarations only: plotting loads libcairo.so.2 when it draws.
     .systemLibrary(name: "CCairo", providers: [.apt(["libcairo2-dev"])]),
-    .target(name: "DuplexIO", dependencies: ["CALSA"]),
-    .target(name: "DuplexIOTesting", dependencies: ["DuplexIO"]),
+    // Declarations only: JACK and PipeWire are loaded with dlopen when a device needs them.
+    .systemLibrary(name: "CJack", providers: [.apt(["libjack-jackd2-dev"])]),
+    // SPA is header-only: its pkg-config entry adds include paths, no library.
+    .systemLibrary(
+      name: "CPipeWire", pkgConfig: "libspa-0.2", providers: [.apt(["libspa-0.2-dev"])]),
+    .target(name: "DuplexIO", dependencies: ["CALSA", "CJack", "CPipeWire"]),
+    .target(name: "DuplexIOTesting", dependencies: ["DuplexIO", "SignalDSP"]),
     .target(name: "SignalDSP", dependencies: ["CFFTW"]),
+    .target(name: "Metering", dependencies: ["SignalDSP"]),
+    .target(name: "TonePlans"),
+    .target(name: "ToneDecoding", dependencies: ["SignalDSP", "TonePlans", "CFFTW"]),
     .target(name: "AudioFiles", dependencies: ["CSndFile"]),
-    .target(name: "MicLoopKit", dependencies: ["DuplexIO", "SignalDSP", "AudioFiles"]),
-    .target(name: "Console", dependencies: ["SignalDSP", "AudioFiles"]),
-    .target(name: "Plotting", dependencies: ["CCairo", "SignalDSP", "AudioFiles"]),
+    .target(
+      name: "MicLoopKit",
+      dependencies: [
+        "DuplexIO", "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles",
+      ]),
+    .target(name: "Console", dependencies: ["Metering", "TonePlans"]),
+    .target(
+      name: "Plotting",
+      dependencies: ["CCairo", "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles"]),
     .target(
       name: "MicLoopCLI",
       dependencies: [
-        "MicLoopKit", "DuplexIO", "SignalDSP", "AudioFiles", "Console", "Plotting",
+        "MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "Metering", "TonePlans",
+        "ToneDecoding", "AudioFiles", "Console", "Plotting",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "micloop", dependencies: ["MicLoopCLI"]),
@@ -50,8 +68,17 @@ let package = Package(
     // A day of simulated audio through a live job; `make test` runs it optimised.
     .executableTarget(
       name: "micloop-soak",
-      dependencies: ["MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "AudioFiles"],
+      dependencies: [
+        "MicLoopKit", "DuplexIO", "DuplexIOTesting", "TonePlans", "ToneDecoding", "AudioFiles",
+      ],
       path: "Tests/Soak"),
+    // The howl guard in simulated rooms; `make feedback-eval` runs it optimised.
+    .executableTarget(
+      name: "micloop-feedback-eval",
+      dependencies: ["MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "AudioFiles"],
+      path: "Tests/FeedbackEval",
+      // Top-level code shared by the cases it runs on two threads.
+      swiftSettings: [.swiftLanguageMode(.v5)]),
     .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
     .target(
       name: "TestSupport", dependencies: ["DuplexIO", "AudioFiles", "AllocationCounter"],
@@ -60,21 +87,24 @@ let package = Package(
       name: "DuplexIOTests",
       dependencies: ["DuplexIO", "DuplexIOTesting", "AllocationCounter", "TestSupport"]),
     .testTarget(name: "DuplexIOTestingTests", dependencies: ["DuplexIO", "DuplexIOTesting"]),
+    .testTarget(name: "SignalDSPTests", dependencies: ["SignalDSP", "TonePlans", "TestSupport"]),
+    .testTarget(name: "MeteringTests", dependencies: ["Metering", "SignalDSP", "TestSupport"]),
+    .testTarget(name: "TonePlansTests", dependencies: ["TonePlans"]),
     .testTarget(
-      name: "SignalDSPTests", dependencies: ["SignalDSP", "AllocationCounter", "TestSupport"]),
+      name: "ToneDecodingTests", dependencies: ["ToneDecoding", "TonePlans", "TestSupport"]),
     .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles", "TestSupport"]),
     .testTarget(
       name: "MicLoopKitTests",
       dependencies: [
-        "MicLoopKit", "SignalDSP", "DuplexIO", "DuplexIOTesting", "AudioFiles",
-        "AllocationCounter", "TestSupport",
+        "MicLoopKit", "SignalDSP", "TonePlans", "ToneDecoding", "Metering", "DuplexIO",
+        "DuplexIOTesting", "AudioFiles", "AllocationCounter", "TestSupport",
       ]),
-    .testTarget(name: "ConsoleTests", dependencies: ["Console", "SignalDSP"]),
+    .testTarget(name: "ConsoleTests", dependencies: ["Console", "Metering"]),
     .testTarget(name: "PlottingTests", dependencies: ["Plotting", "SignalDSP", "TestSupport"]),
     .testTarget(
       name: "MicLoopCLITests",
       dependencies: [
-        "MicLoopCLI", "MicLoopKit", "AudioFiles", "SignalDSP", "CCairo", "TestSupport",
+        "MicLoopCLI", "MicLoopKit", "AudioFiles", "Metering", "SignalDSP", "CCairo", "TestSupport",
       ],
       linkerSettings: [.linkedLibrary("cairo")]),
   ]

@@ -17,8 +17,9 @@ class JackServer:
     """jackd -d dummy at `period` frames, with an ALSA configuration whose
     `jackloop` device uses the dummy's capture and playback ports."""
 
-    def __init__(self, period):
+    def __init__(self, period, log=False):
         self.period = period
+        self.keeps_log = log
 
     def __enter__(self):
         self.dir = tempfile.mkdtemp(prefix="micloop-bench-jack.")
@@ -28,13 +29,15 @@ class JackServer:
                     " capture_ports { 0 system:capture_1 }\n}\n"
                     "pcm.jackself {\n type jack\n playback_ports { 0 system:playback_1 }\n"
                     " capture_ports { 0 \"\" }\n}\n")
-        # One name: JACK's shared-memory registry holds at most 8 server names.
-        name = "micloop-bench"
+        # One name per run (others run servers on the machine too), left clean
+        # by SIGTERM: JACK's shared-memory registry holds at most 8 server names.
+        name = f"micloop-bench-{os.getpid()}"
         self.env = dict(os.environ, JACK_NO_AUDIO_RESERVATION="1", JACK_DEFAULT_SERVER=name,
                         ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:" + conf)
+        output = open(os.path.join(self.dir, "jackd.log"), "w") if self.keeps_log else subprocess.DEVNULL
         self.server = subprocess.Popen(["jackd", "-R", "-P", "80", "-n", name, "-d", "dummy", "-r", "48000", "-p",
-                                        str(self.period)], env=self.env, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL)
+                                        str(self.period)], env=self.env, stdout=output,
+                                       stderr=subprocess.STDOUT)
         for _ in range(50):
             if subprocess.run(["jack_lsp"], env=self.env, capture_output=True).returncode == 0:
                 return self
@@ -53,6 +56,11 @@ class JackServer:
 
     def devices(self):
         return "jackloop", "jackloop", self.env
+
+    def log(self):
+        """What jackd printed (with `log=True`)."""
+        with open(os.path.join(self.dir, "jackd.log")) as f:
+            return f.read()
 
     def connect(self, output, input_prefix):
         """Connects the first port starting with `output` to the first

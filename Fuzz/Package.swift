@@ -13,7 +13,10 @@ let package = Package(
       dependencies: ["FuzzDriver", .product(name: "AudioFiles", package: "micloop")]),
     .executableTarget(
       name: "TonePlanFuzzer",
-      dependencies: ["FuzzDriver", .product(name: "SignalDSP", package: "micloop")]),
+      dependencies: [
+        "FuzzDriver", .product(name: "TonePlans", package: "micloop"),
+        .product(name: "ToneDecoding", package: "micloop"),
+      ]),
     .executableTarget(
       name: "CommandLineFuzzer",
       dependencies: ["FuzzDriver", .product(name: "MicLoopCLI", package: "micloop")]),

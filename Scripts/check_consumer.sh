@@ -8,7 +8,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 swift=${SWIFT:-swift}
 work=$(mktemp -d /tmp/micloop-consumer.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-version=1.0.0
+# The version micloop says it is (`micloop --version`): what an adopter tags.
+version=$(sed -n 's/^ *version: "\([0-9.]*\)",$/\1/p' "$root/Sources/MicLoopCLI/MicLoop.swift")
+[ -n "$version" ] || { echo "no version in Sources/MicLoopCLI/MicLoop.swift" >&2; exit 1; }
 mkdir "$work/micloop"
 (cd "$root" && git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do
   [ -e "$f" ] && printf '%s\0' "$f"

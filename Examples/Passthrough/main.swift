@@ -6,15 +6,16 @@ import Foundation
 /// Renders each captured period into its own buffer, then plays it scaled.
 final class Passthrough: DuplexClient {
   let gain: Float
-  var buffer = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+  let buffer = SampleBuffer()
   var inputChannels = 1
 
   init(gain: Float) { self.gain = gain }
 
-  // Control thread, before start: the only place that allocates.
+  // Control thread, before start: the only place that allocates (the
+  // buffer frees what it held before, so initialising again leaks nothing).
   func prepare(for format: IOFormat) {
     inputChannels = format.input?.channelCount ?? 1
-    buffer = .allocate(capacity: format.maximumFrameCount * inputChannels)
+    buffer.resize(to: format.maximumFrameCount * inputChannels)
   }
 
   func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
@@ -35,8 +36,7 @@ final class Passthrough: DuplexClient {
 }
 
 let arguments = CommandLine.arguments.dropFirst().map { $0 }
-var configuration = DuplexConfiguration()
-configuration.isInputEnabled = true
+var configuration = DuplexConfiguration(.duplex)
 configuration.captureDevice = arguments.count > 0 ? arguments[0] : "default"
 configuration.playbackDevice = arguments.count > 1 ? arguments[1] : "default"
 let seconds = arguments.count > 2 ? Double(arguments[2]) ?? 5 : 5
@@ -55,6 +55,5 @@ if let failure = unit.failure {
   FileHandle.standardError.write(Data("Passthrough: \(failure)\n".utf8))
   exit(1)
 }
-print(
-  "Passed \(unit.statistics.periods.load(ordering: .relaxed)) periods, \(unit.statistics.xruns) xruns"
-)
+let statistics = unit.statistics.snapshot()
+print("Passed \(statistics.periods) periods, \(statistics.xruns) xruns")

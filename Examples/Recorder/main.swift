@@ -8,7 +8,7 @@ import Synchronization
 /// Renders every captured period straight into one preallocated take.
 final class Recorder: DuplexClient, @unchecked Sendable {
   let seconds: Double
-  var take = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+  let take = SampleBuffer()
   var capacity = 0
   var channels = 1
   let framesTaken = Atomic<Int>(0)
@@ -20,21 +20,24 @@ final class Recorder: DuplexClient, @unchecked Sendable {
     channels = input.channelCount
     // Whole periods, plus one, so the last period always fits.
     capacity = Int(seconds * Double(input.sampleRate)) + format.maximumFrameCount
-    take = .allocate(capacity: capacity * channels)
+    take.resize(to: capacity * channels)
   }
 
   func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
     let start = framesTaken.load(ordering: .relaxed)
     guard start + input.frameCount <= capacity else { return }
-    input.render(into: take + start * channels)
+    input.render(into: UnsafeMutableBufferPointer(rebasing: take.samples[(start * channels)...]))
     framesTaken.store(start + input.frameCount, ordering: .releasing)
   }
+
+  // Capture only: the unit has no output bus to fill.
+  func renderOutput(
+    _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool
+  ) {}
 }
 
 let arguments = CommandLine.arguments.dropFirst().map { $0 }
-var configuration = DuplexConfiguration()
-configuration.isInputEnabled = true
-configuration.isOutputEnabled = false
+var configuration = DuplexConfiguration(.capture)
 configuration.captureDevice = arguments.count > 0 ? arguments[0] : "default"
 let seconds = arguments.count > 1 ? Double(arguments[1]) ?? 3 : 3
 let path = arguments.count > 2 ? arguments[2] : "take.wav"
@@ -51,7 +54,7 @@ do {
   let frames = min(wanted, recorder.framesTaken.load(ordering: .acquiring))
   let file = try AudioFileWriter(
     path: path, sampleRate: Double(configuration.sampleRate), channelCount: recorder.channels)
-  try file.write(recorder.take, frameCount: frames)
+  try file.write(recorder.take.baseAddress, frameCount: frames)
   file.close()
   print("Recorded \(frames) frames to \(path)")
 } catch {

@@ -16,6 +16,9 @@ final class ToneGenerator: DuplexClient, @unchecked Sendable {
 
   func prepare(for format: IOFormat) { sampleRate = Double(format.output?.sampleRate ?? 48_000) }
 
+  // Playback only: the unit has no input bus to deliver.
+  func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {}
+
   func renderOutput(
     _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool
   ) {
@@ -34,7 +37,7 @@ final class ToneGenerator: DuplexClient, @unchecked Sendable {
 }
 
 let arguments = CommandLine.arguments.dropFirst().map { $0 }
-var configuration = DuplexConfiguration()  // output only: bus 0 is on by default
+var configuration = DuplexConfiguration(.playback)
 configuration.periodFrames = 1024  // only the speaker to keep up with:
 configuration.periodCount = 3  // 64 ms of buffer ride out a busy machine
 configuration.playbackDevice = arguments.count > 0 ? arguments[0] : "default"

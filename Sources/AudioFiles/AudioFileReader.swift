@@ -21,77 +21,115 @@ public final class AudioFileReader {
   /// Frames delivered so far.
   public private(set) var framesRead: Int64 = 0
   private var file: OpaquePointer?
-  /// Why reading stopped before the end, when the data turned out damaged.
-  private var damage: String?
+  /// The first decoding error, and the frames delivered up to the read
+  /// that met it.
+  private var damage: (reason: String, framesBefore: Int64)?
   private let subtype: Int32
+  /// What keeps a stream's descriptor open while libsndfile reads it.
+  private var streamKeeper: AnyObject?
   /// Grown on the first 16-bit read (nothing is allocated before `init` succeeds).
   private var shortBuffer = UnsafeMutableBufferPointer<Int16>(start: nil, count: 0)
 
+  /// The most bytes of a stream held in a temporary file: containers that
+  /// must be whole before they are decoded (AIFF, AU, CAF, W64, MP3 …) and
+  /// arrive through a pipe are copied to an unnamed file in `$TMPDIR` (or
+  /// /tmp) first. WAV, RF64, FLAC, OGG and headerless PCM stream instead.
+  public static let spoolLimit: Int64 = 1 << 30
+
   /// Opens `path` for reading; "-" reads standard input. Standard input,
-  /// pipes and FIFOs stream when they carry a WAV; other formats are
-  /// copied to a temporary file first (they must seek).
-  /// - Parameter raw: the layout of headerless PCM; `nil` for a file with
-  ///   a header. Raw input always streams, from a pipe or a file.
-  public init(path: String, raw: RawPCMFormat? = nil) throws(AudioFileError) {
+  /// pipes, FIFOs and character devices are looked at first: WAV, FLAC,
+  /// OGG stream as they arrive; other containers libsndfile reads are
+  /// held in a temporary file (at most `spoolLimit` bytes); anything else
+  /// is refused at once.
+  /// - Parameters:
+  ///   - raw: the layout of headerless PCM; `nil` for a file with a
+  ///     header. Raw input always streams, from a pipe, a device or a file.
+  ///   - spoolLimit: the most bytes of a stream held in a temporary file.
+  public init(path: String, raw: RawPCMFormat? = nil, spoolLimit: Int64 = spoolLimit)
+    throws(AudioFileError)
+  {
     self.path = path
+    let name = path == "-" ? "standard input" : path
     var info = SF_INFO()
     if let raw {
       info.samplerate = Int32(raw.sampleRate)
       info.channels = Int32(raw.channelCount)
       info.format = Int32(SF_FORMAT_RAW) | raw.encoding.libsndfileSubtype | Int32(SF_ENDIAN_LITTLE)
     }
-    let handle: OpaquePointer?
-    var isStream = path == "-"
+    let source: Int32
     if path == "-" {
-      let source = dup(STDIN_FILENO)
-      // Raw PCM has no container to look into: libsndfile streams it as it is.
-      let readable = raw != nil ? source : try StreamInput.readable(source, path: "standard input")
-      handle = sf_open_fd(readable, Int32(SFM_READ), &info, 1)
+      source = dup(STDIN_FILENO)
+      guard source >= 0 else {
+        throw .readFailed(path: name, reason: String(cString: strerror(errno)))
+      }
     } else {
       var status = stat()
       guard stat(path, &status) == 0 else {
         if errno == ENOENT { throw .notFound(path: path) }
         throw .readFailed(path: path, reason: String(cString: strerror(errno)))
       }
-      let kind = status.st_mode & S_IFMT
-      if kind == S_IFDIR { throw .isDirectory(path: path) }
-      guard access(path, R_OK) == 0 else {
+      if status.st_mode & S_IFMT == S_IFDIR { throw .isDirectory(path: path) }
+      source = open(path, O_RDONLY | O_CLOEXEC)
+      guard source >= 0 else {
         throw .readFailed(path: path, reason: String(cString: strerror(errno)))
       }
-      isStream = kind != S_IFREG
-      if kind == S_IFREG || raw != nil {
-        if kind == S_IFREG && status.st_size == 0 { throw .empty(path: path) }
-        handle = sf_open(path, Int32(SFM_READ), &info)
-      } else {
-        // A pipe or FIFO named by a path (`<(cat f.wav)`, /dev/stdin, mkfifo).
-        let source = open(path, O_RDONLY)
-        guard source >= 0 else {
-          throw .readFailed(path: path, reason: String(cString: strerror(errno)))
-        }
-        let readable = try StreamInput.readable(source, path: path)
-        handle = sf_open_fd(readable, Int32(SFM_READ), &info, 1)
+    }
+    var status = stat()
+    fstat(source, &status)
+    // A regular file read from its start is opened as it is; anything else
+    // (a pipe, a FIFO, a device, standard input part-read) is a stream.
+    let isFile = status.st_mode & S_IFMT == S_IFREG && lseek(source, 0, SEEK_CUR) == 0
+    let handle: OpaquePointer?
+    if isFile {
+      if status.st_size == 0 {
+        close(source)
+        throw .empty(path: name)
       }
+      if raw == nil {
+        try Self.refuseUndecodedEncoding(source, path: name)
+      }
+      handle = sf_open_fd(source, Int32(SFM_READ), &info, 1)
+    } else {
+      let opened = try StreamInput.open(
+        source, path: name, raw: raw, info: &info, spoolLimit: spoolLimit)
+      handle = opened.handle
+      streamKeeper = opened.keeper
     }
     guard let handle else {
-      let reason = String(cString: sf_strerror(nil))
-      if path == "-" && reason.contains("not") == false {
-        throw .notAudio(path: "standard input", reason: reason)
-      }
-      throw .notAudio(path: path == "-" ? "standard input" : path, reason: Self.shorten(reason))
+      throw .notAudio(path: name, reason: Self.shorten(String(cString: sf_strerror(nil))))
     }
     file = handle
     sampleRate = Double(info.samplerate)
     channelCount = Int(info.channels)
-    // A stream's length is unknown (libsndfile reports 0, the maximum, or
-    // for raw PCM the maximum divided by the frame size).
-    let isPipe = isStream && (raw != nil || info.frames <= 0 || info.frames == Int64.max)
-    declaredFrameCount = isPipe ? nil : info.frames
+    // Unknown lengths: a stream's (libsndfile reports 0 or the maximum;
+    // for raw PCM the maximum divided by the frame size), and a FLAC's
+    // whose encoder was stopped before it could write the length (0 in
+    // its STREAMINFO, the maximum here): such a file is read to its end.
+    let lengthUnknown =
+      info.frames <= 0 || info.frames == Int64.max || (!isFile && raw != nil)
+      || (path == "-" && raw != nil)
+    declaredFrameCount = lengthUnknown ? nil : info.frames
     formatName = Self.describe(format: info.format)
     subtype = info.format & Int32(SF_FORMAT_SUBMASK)
     guard sampleRate > 0, channelCount > 0 else {
       sf_close(handle)
       file = nil
-      throw .notAudio(path: path, reason: "no sample rate or channels in the header")
+      throw .notAudio(path: name, reason: "no sample rate or channels in the header")
+    }
+  }
+
+  /// Throws when the file is a WAV in an encoding micloop refuses (see
+  /// `WAVEncodingCheck`); leaves `descriptor` at its start.
+  private static func refuseUndecodedEncoding(_ descriptor: Int32, path: String)
+    throws(AudioFileError)
+  {
+    var head = [UInt8](repeating: 0, count: WAVEncodingCheck.searchLimit + 32)
+    let got = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, $0.count, 0) }
+    guard got > 0 else { return }
+    head.removeLast(head.count - got)
+    if case .tag(let tag) = WAVEncodingCheck.formatTag(in: head), WAVEncodingCheck.isRefused(tag) {
+      close(descriptor)
+      throw .unsupportedEncoding(path: path, name: WAVEncodingCheck.name(of: tag))
     }
   }
 
@@ -113,17 +151,22 @@ public final class AudioFileReader {
     } else {
       got = sf_readf_float(file, buffer, sf_count_t(frameCount))
     }
-    if got < 0 || (got == 0 && sf_error(file) != 0) {
+    // A decoder that fails part-way through a request still hands over the
+    // frames before the failure, and clears its error on the next read, so
+    // the error is looked at after every read. Reading goes on past it (as
+    // sox does: FLAC finds the next frame, Vorbis the next page), and
+    // `checkComplete` reports it, so what is read and what is said do not
+    // depend on how many frames each read asks for.
+    let delivered = Int64(max(got, 0))
+    if got < 0 || sf_error(file) != 0 {
       let reason = Self.shorten(String(cString: sf_strerror(file)))
-      guard framesRead > 0 else { throw .damaged(path: displayPath, readFrames: 0, reason: reason) }
-      // Damaged after good audio: end here; `checkComplete` reports it.
-      damage = reason
-      sf_close(file)
-      self.file = nil
-      return 0
+      guard framesRead + delivered > 0 else {
+        throw .damaged(path: displayPath, readFrames: 0, reason: reason)
+      }
+      if damage == nil { damage = (reason, framesRead + delivered) }
     }
-    framesRead += got
-    return Int(got)
+    framesRead += delivered
+    return Int(delivered)
   }
 
   /// 16-bit files are read as integers and scaled here: the same values as
@@ -165,10 +208,20 @@ public final class AudioFileReader {
   }
 
   /// Checks, after the last read, that every frame the header promised was
-  /// present.
+  /// present and that nothing in between failed to decode (nothing to check
+  /// when a stop request ended a stream, `StreamStop`). A decoding
+  /// error after the last frame of a file of unknown length is how an
+  /// interrupted FLAC or OGG ends (its last frame cut short), not damage.
   public func checkComplete() throws(AudioFileError) {
-    if let damage { throw .damaged(path: displayPath, readFrames: framesRead, reason: damage) }
-    if framesRead == 0 { throw .empty(path: displayPath) }
+    // A stream ended by a stop request is whole as far as it went.
+    if wasStopped { return }
+    if framesRead == 0 {
+      if let damage { throw .damaged(path: displayPath, readFrames: 0, reason: damage.reason) }
+      throw .empty(path: displayPath)
+    }
+    if let damage, framesRead > damage.framesBefore {
+      throw .damaged(path: displayPath, readFrames: framesRead, reason: damage.reason)
+    }
     if let declared = declaredFrameCount, declared > framesRead {
       throw .truncated(path: displayPath, expectedFrames: declared, readFrames: framesRead)
     }
@@ -176,6 +229,10 @@ public final class AudioFileReader {
       throw .truncated(path: displayPath, expectedFrames: declared, readFrames: framesRead)
     }
   }
+
+  /// Whether a stop request ended a stream that was waiting for data
+  /// (`StreamStop`): what was read is all there is, and it is whole.
+  public var wasStopped: Bool { StreamStop.didStop.load(ordering: .relaxed) }
 
   /// The path as messages name it ("standard input" for `-`).
   public var displayPath: String { path == "-" ? "standard input" : path }

@@ -1,5 +1,9 @@
 internal import CSndFile
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The sample encoding of a file being written.
 public enum AudioFileEncoding: String, Sendable, CaseIterable {
   case pcm16 = "s16"
@@ -74,8 +78,11 @@ public final class AudioFileWriter {
           "cannot write \(channelCount) channel(s) at \(Int(sampleRate)) Hz in this format; use .wav"
       )
     }
-    guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
-      throw .cannotCreate(path: path, reason: String(cString: sf_strerror(nil)))
+    let descriptor = try Self.openExclusively(path)
+    guard let handle = sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
+      let reason = String(cString: sf_strerror(nil))
+      Glibc.close(descriptor)
+      throw .cannotCreate(path: path, reason: reason)
     }
     file = handle
     if container == Int32(SF_FORMAT_RF64) {
@@ -88,6 +95,36 @@ public final class AudioFileWriter {
   }
 
   deinit { close() }
+
+  /// Opens `path` for writing, emptied, with a lock no other writer of
+  /// micloop's can share while it is open, never blocking (a FIFO nobody
+  /// reads would hold `open` for ever) and closed in any program micloop
+  /// starts. Refuses what is not a regular file or a character device
+  /// (/dev/null).
+  private static func openExclusively(_ path: String) throws(AudioFileError) -> Int32 {
+    let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o666)
+    guard descriptor >= 0 else {
+      throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
+    }
+    var status = stat()
+    fstat(descriptor, &status)
+    let type = status.st_mode & S_IFMT
+    guard type == S_IFREG || type == S_IFCHR else {
+      Glibc.close(descriptor)
+      throw .notRegularFile(
+        path: path, kind: type == S_IFIFO ? "FIFO" : type == S_IFSOCK ? "socket" : "special file")
+    }
+    if type == S_IFREG {
+      guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        Glibc.close(descriptor)
+        throw .inUse(path: path)
+      }
+      // Emptied only once it is ours: a refused second writer leaves the first's file whole.
+      ftruncate(descriptor, 0)
+    }
+    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+    return descriptor
+  }
 
   /// Appends `frameCount` interleaved frames.
   public func write(_ samples: UnsafePointer<Float>, frameCount: Int) throws(AudioFileError) {

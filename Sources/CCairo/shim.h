@@ -7,11 +7,11 @@
    types its functions are looked up as. */
 typedef struct {
   __typeof__(&cairo_image_surface_create) image_surface_create;
-  __typeof__(&cairo_svg_surface_create) svg_surface_create;
-  __typeof__(&cairo_pdf_surface_create) pdf_surface_create;
+  __typeof__(&cairo_svg_surface_create_for_stream) svg_surface_create_for_stream;
+  __typeof__(&cairo_pdf_surface_create_for_stream) pdf_surface_create_for_stream;
   __typeof__(&cairo_surface_status) surface_status;
   __typeof__(&cairo_surface_destroy) surface_destroy;
-  __typeof__(&cairo_surface_write_to_png) surface_write_to_png;
+  __typeof__(&cairo_surface_write_to_png_stream) surface_write_to_png_stream;
   __typeof__(&cairo_surface_finish) surface_finish;
   __typeof__(&cairo_surface_flush) surface_flush;
   __typeof__(&cairo_surface_mark_dirty) surface_mark_dirty;

@@ -1,5 +1,3 @@
-import SignalDSP
-
 /// Fixed-point decimal text for numbers in reports, without Foundation.
 /// Safe on any thread.
 public enum DecimalFormatting {

@@ -1,4 +1,4 @@
-import SignalDSP
+import Metering
 
 /// Renders events as JSON Lines: one object per line, `time` in seconds of
 /// stream time, levels in dBFS with silence as `null`. Safe on any thread.

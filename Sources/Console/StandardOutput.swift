@@ -1,4 +1,3 @@
-import SignalDSP
 import Synchronization
 
 #if canImport(Glibc)
@@ -103,6 +102,23 @@ public enum StandardOutput {
     case let code:
       return
         "cannot write to standard output: \(String(cString: strerror(code))); free some space or send the output elsewhere"
+    }
+  }
+
+  /// Looks whether the reader of a pipe on standard output has gone, even
+  /// while nothing is written (a live job that has decoded nothing yet,
+  /// `| head -1`), and stops the job as a failed write would. Cheap: one
+  /// poll with no wait; for the control loop of a long job.
+  public static func checkReader() {
+    var output = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+    if poll(&output, 1, 0) == 1 && output.revents & Int16(POLLERR) != 0 {
+      var status = stat()
+      // Only a pipe or socket says so; a terminal or file never loses its reader.
+      if fstat(STDOUT_FILENO, &status) == 0
+        && (status.st_mode & S_IFMT == S_IFIFO || status.st_mode & S_IFMT == S_IFSOCK)
+      {
+        record(EPIPE)
+      }
     }
   }
 

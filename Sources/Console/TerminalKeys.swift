@@ -1,5 +1,3 @@
-import SignalDSP
-
 #if canImport(Glibc)
   import Glibc
 #endif

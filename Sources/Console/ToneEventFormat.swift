@@ -1,4 +1,4 @@
-import SignalDSP
+import TonePlans
 
 /// Renders decoded tones and sequences as JSON Lines or as aligned text.
 /// Safe on any thread.

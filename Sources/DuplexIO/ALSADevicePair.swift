@@ -176,29 +176,44 @@ public final class ALSADevicePair: DuplexBackend {
 
   /// Polls a stream for any progress (up to one period's time), or the wake-up.
   private func waitReady(_ device: PCMDevice, count: Int, events: Int16) -> Int32 {
+    let timeout = Int32(max(1, periodFrames * 1000 / max(1, device.sampleRate)))
+    return pollOnce(device, count: count, events: events, timeout: timeout)
+  }
+
+  /// The one poll of both waits: a stream's descriptors and the wake-up
+  /// eventfd, for at most `timeout` milliseconds. Returns 0 to look at the
+  /// stream again (ready, timed out, interrupted, or a transient error
+  /// event), -EINTR when woken, or the stream's error. Error events are
+  /// transient while a server changes a stream's state (an idle source
+  /// among them); a dead stream says so through avail, and the callers'
+  /// stall bounds report the rest. Woken with nothing ready (a plugin's
+  /// wake-up pipe), it sleeps a little rather than spin.
+  private func pollOnce(_ device: PCMDevice, count: Int, events: Int16, timeout: Int32) -> Int32 {
     let filled = device.fillDescriptors(descriptors, capacity: count)
     descriptors[filled] = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
-    let timeout = Int32(max(1, periodFrames * 1000 / max(1, device.sampleRate)))
     let result = poll(descriptors, nfds_t(filled + 1), timeout)
     if result < 0 { return errno == EINTR ? 0 : -errno }
+    if result == 0 { return 0 }
     if descriptors[filled].revents & Int16(POLLIN) != 0 {
       var value: UInt64 = 0
       _ = Glibc.read(wakeDescriptor, &value, 8)
       return -EINTR
     }
-    if result > 0 {
-      let revents = device.events(descriptors, count: filled)
-      if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
-        // As in `waitFor`: transient while a server changes a stream's
-        // state; a dead stream says so through avail, and the caller's
-        // stall bound reports the rest.
-        let state = device.avail()
-        if state < 0 { return Int32(state) }
-        usleep(1_000)
-      }
+    let revents = device.events(descriptors, count: filled)
+    if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+      let state = device.avail()
+      if state < 0 { return Int32(state) }
+      usleep(Self.errorEventPause)
+    } else if revents & events == 0 {
+      usleep(Self.emptyWakePause)
     }
     return 0
   }
+
+  /// Microseconds to wait after a transient error event before looking again.
+  private static let errorEventPause: useconds_t = 1_000
+  /// Microseconds to wait after a wake-up with nothing ready.
+  private static let emptyWakePause: useconds_t = 500
 
   /// Polls one stream's descriptors and the wake-up eventfd until a period
   /// is ready; never spins without bound. A sound server may hold back the
@@ -239,33 +254,9 @@ public final class ALSADevicePair: DuplexBackend {
       }
       if hasDelivered && now - lastProgress > stallLimit { return -EPIPE }
       if now >= deadline { return -ETIMEDOUT }
-      let filled = device.fillDescriptors(descriptors, capacity: count)
-      descriptors[filled] = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
       let timeout = Int32(min(1_000, (deadline - now) / 1_000_000 + 1))
-      let result = poll(descriptors, nfds_t(filled + 1), timeout)
-      if result < 0 {
-        if errno == EINTR { continue }
-        return -errno
-      }
-      if result == 0 { continue }
-      if descriptors[filled].revents & Int16(POLLIN) != 0 {
-        var value: UInt64 = 0
-        _ = Glibc.read(wakeDescriptor, &value, 8)
-        return -EINTR
-      }
-      let revents = device.events(descriptors, count: filled)
-      if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
-        // Transient while a server changes an idle source's state; a dead
-        // stream reports its error through avail, and the deadline bounds the rest.
-        let state = device.avail()
-        if state < 0 { return Int32(state) }
-        usleep(1_000)
-        continue
-      }
-      if revents & events == 0 {
-        // Woken with nothing ready (a plugin's wake-up pipe): do not spin.
-        usleep(500)
-      }
+      let waited = pollOnce(device, count: count, events: events, timeout: timeout)
+      if waited < 0 { return waited }
     }
   }
 

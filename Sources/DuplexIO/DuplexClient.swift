@@ -16,11 +16,19 @@ public struct CapturedInput {
     self.channelCount = channelCount
   }
 
-  /// Converts the period to interleaved Float32 in `buffer`, which must hold
-  /// `frameCount × channelCount` samples. Audio thread; never allocates.
-  public func render(into buffer: UnsafeMutablePointer<Float>) {
-    format.decode(raw, into: buffer, count: frameCount * channelCount)
+  /// Samples in the period: `frameCount × channelCount`.
+  public var sampleCount: Int { frameCount * channelCount }
+
+  /// Converts the period to interleaved Float32 at the start of `buffer`,
+  /// which must hold `sampleCount` samples (checked in debug builds).
+  /// Audio thread; never allocates.
+  public func render(into buffer: UnsafeMutableBufferPointer<Float>) {
+    assert(buffer.count >= sampleCount, "a render target smaller than the period")
+    format.decode(raw, into: buffer.baseAddress!, count: sampleCount)
   }
+
+  /// Converts the period into `buffer` (see `render(into:)` for a buffer pointer).
+  public func render(into buffer: SampleBuffer) { render(into: buffer.samples) }
 }
 
 /// The period a render callback fills: interleaved Float32, already silent.
@@ -61,7 +69,9 @@ public struct IOFormat: Sendable, Equatable {
 /// after the devices granted their formats and before the first period: it
 /// may allocate. The other two run on the audio thread only, once per
 /// period, input first: they must not allocate, lock, log or throw (see
-/// Docs/REALTIME.md).
+/// Docs/REALTIME.md). Only `prepare` has a default (nothing to allocate): a
+/// client writes both callbacks, so a mistyped one is a compile error, not
+/// silence.
 public protocol DuplexClient: AnyObject {
   /// The granted formats; allocate every buffer the callbacks need here.
   func prepare(for format: IOFormat)
@@ -78,8 +88,4 @@ public protocol DuplexClient: AnyObject {
 
 extension DuplexClient {
   public func prepare(for format: IOFormat) {}
-  public func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {}
-  public func renderOutput(
-    _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool
-  ) {}
 }

@@ -30,6 +30,9 @@ public struct DuplexError: Error, Sendable, Equatable, CustomStringConvertible {
     case setUpRefused
     /// The audio thread could not be created.
     case threadUnavailable
+    /// The library a sound server's devices need (libjack, libpipewire) is
+    /// not installed or cannot be loaded.
+    case libraryUnavailable
     /// Anything else.
     case failed
   }
@@ -78,6 +81,8 @@ public struct DuplexError: Error, Sendable, Equatable, CustomStringConvertible {
       return
         "audio device '\(device)' could not be set up: \(operation) '\(device)' failed (\(reason)); a sound server may have no source or sink of that name"
     case .threadUnavailable: return "cannot start the audio thread (\(reason))"
+    case .libraryUnavailable:
+      return "'\(device)' devices need \(value ?? "a library") and it cannot be loaded (\(reason))"
     case .failed: return "\(operation) \(subject) failed (\(reason))"
     }
   }

@@ -14,11 +14,16 @@ public enum StopReason: Sendable, Equatable {
 }
 
 /// A RemoteIO-style duplex I/O unit: a capture bus (1) and a playback bus
-/// (0) driven by one audio thread that, every period, calls the client's
-/// input callback (the client renders the captured period into its own
-/// buffer) and then its render callback (the client fills the period to
-/// play). Generic over the backend and the client so nothing on the audio
-/// thread goes through dynamic dispatch.
+/// (0). Every period the unit calls the client's input callback (the client
+/// renders the captured period into its own buffer) and then its render
+/// callback (the client fills the period to play). On a polled backend
+/// (ALSA) one audio thread of the unit's own waits for the periods; on a
+/// callback-driven backend (JACK, PipeWire) the sound server's real-time
+/// thread runs each period inside its process callback. Either way the
+/// client sees the same contract: input before output in the same period,
+/// time stamps, flags on the period after a loss, `statistics`, `onStop`.
+/// Generic over the backend and the client so nothing on the audio thread
+/// goes through dynamic dispatch.
 ///
 /// Lifecycle (control thread): `initialize` (open, negotiate, allocate, and
 /// `client.prepare(for:)`) → `start` → `stop` → `uninitialize`.
@@ -42,18 +47,28 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   /// `stop`; `stop` waits for it to return.
   public var onStop: (@Sendable (StopReason) -> Void)?
 
-  private let stopRequested = Atomic<Bool>(false)
-  private let keepsPlayback = Atomic<Bool>(false)
-  private let running = Atomic<Bool>(false)
-  private let failureCode = Atomic<Int32>(0)
-  private let failureOperation = Atomic<Int>(0)
-  private let loopEnded = EventSignal()
-  private let halted = EventSignal()
+  let stopRequested = Atomic<Bool>(false)
+  let keepsPlayback = Atomic<Bool>(false)
+  let running = Atomic<Bool>(false)
+  let failureCode = Atomic<Int32>(0)
+  let failureOperation = Atomic<Int>(0)
+  /// Whether a server's thread is inside `runCycle` (callback-driven backends).
+  let isInCycle = Atomic<Bool>(false)
+  let loopEnded = EventSignal()
+  let halted = EventSignal()
   private var thread: RealtimeThread?
   private var watcher: RealtimeThread?
-  private var captureRaw = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
-  private var playbackRaw = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
-  private var outputBuffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 0)
+  /// The handler a callback-driven backend calls; lives as long as the
+  /// unit, since a backend may hold it until it is closed.
+  private lazy var cycleRunner = CycleRunner(unit: self)
+  /// Whether the unit runs on a server's cycles (started, not yet stopped).
+  private var isServerDriven = false
+  var captureRaw = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
+  var playbackRaw = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
+  var outputBuffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 0)
+  /// What the audio thread carries from one period to the next; touched
+  /// only by the thread running periods (set up by `start` before it runs).
+  var loop = LoopState()
 
   public init(configuration: DuplexConfiguration, backend: Backend, client: Client) {
     self.configuration = configuration
@@ -81,18 +96,19 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       try backend.open(configuration)
     }
     self.granted = granted
-    let period = granted.periodFrames
+    // Room for a period plus drift correction's extra frames, or for the
+    // largest cycle a server may switch to, 4 bytes a sample.
+    let frames = max(2 * granted.periodFrames, granted.maximumPeriodFrames)
     captureRaw.deallocate()
     playbackRaw.deallocate()
     outputBuffer.deallocate()
-    // Room for a period plus drift correction's extra frames, 4 bytes a sample.
-    let captureBytes = 2 * period * granted.inputChannelCount * 4
+    let captureBytes = frames * granted.inputChannelCount * 4
     captureRaw = .allocate(byteCount: captureBytes, alignment: 16)
     captureRaw.initializeMemory(as: UInt8.self, repeating: 0, count: captureBytes)
-    let playbackBytes = 2 * period * granted.outputChannelCount * 4
+    let playbackBytes = frames * granted.outputChannelCount * 4
     playbackRaw = .allocate(byteCount: playbackBytes, alignment: 16)
     playbackRaw.initializeMemory(as: UInt8.self, repeating: 0, count: playbackBytes)
-    outputBuffer = .allocate(capacity: 2 * period * granted.outputChannelCount)
+    outputBuffer = .allocate(capacity: frames * granted.outputChannelCount)
     outputBuffer.initialize(repeating: 0)
     let format = IOFormat(
       input: granted.inputFormat.map { _ in
@@ -101,19 +117,37 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       output: granted.outputFormat.map { _ in
         StreamFormat(sampleRate: granted.sampleRate, channelCount: granted.outputChannelCount)
       },
-      maximumFrameCount: period)
+      maximumFrameCount: granted.maximumPeriodFrames)
     self.format = format
     client.prepare(for: format)
   }
 
-  /// Pre-fills playback, starts the devices and the audio thread.
+  /// Pre-fills playback, starts the devices and the audio thread (or, on a
+  /// callback-driven backend, hands the periods to the server's thread).
   public func start() throws(DuplexError) {
-    guard let granted, thread == nil else { return }
-    stopRequested.store(false, ordering: .releasing)
+    guard let granted, thread == nil, !isServerDriven else { return }
+    stopRequested.store(false, ordering: .sequentiallyConsistent)
     keepsPlayback.store(false, ordering: .releasing)
     failureCode.store(0, ordering: .releasing)
     loopEnded.reset()
     halted.reset()
+    loop = LoopState(
+      granted: granted, settlingTime: configuration.settlingTime,
+      isCallbackDriven: backend.isCallbackDriven)
+    if backend.isCallbackDriven {
+      try startCycles()
+    } else {
+      try startThread(granted)
+    }
+    if let onStop {
+      watcher = try? RealtimeThread(realtimePriority: nil) { [self] in
+        _ = loopEnded.wait(timeout: nil)
+        onStop(stopReason)
+      }
+    }
+  }
+
+  private func startThread(_ granted: GrantedConfiguration) throws(DuplexError) {
     if case .failed(let code) = backend.start() {
       throw backend.error(code: code, during: .start)
     }
@@ -129,12 +163,19 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       backend.halt()
       throw error
     }
-    if let onStop {
-      watcher = try? RealtimeThread(realtimePriority: nil) { [self] in
-        _ = loopEnded.wait(timeout: nil)
-        onStop(stopReason)
-      }
+  }
+
+  private func startCycles() throws(DuplexError) {
+    if configuration.alsa.locksMemory { _ = lockMemory() }
+    isServerDriven = true
+    running.store(true, ordering: .releasing)
+    if case .failed(let code) = backend.start(calling: cycleRunner) {
+      running.store(false, ordering: .releasing)
+      isServerDriven = false
+      backend.halt()
+      throw backend.error(code: code, during: .start)
     }
+    isRealtime = backend.isServerThreadRealtime
   }
 
   /// Stops the audio thread and the devices; returns within about a period.
@@ -143,21 +184,66 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   /// when its server dies) is abandoned after `haltTimeout`: the thread is
   /// detached, the devices are left open, and `isWedged` becomes true.
   public func stop() {
-    guard let thread else { return }
-    stopRequested.store(true, ordering: .releasing)
-    backend.wake()
-    if halted.wait(timeout: Self.haltTimeout) {
-      thread.join()
+    if isServerDriven {
+      stopCycles()
     } else {
-      thread.detach()
-      isWedged = true
+      guard let thread else { return }
+      stopRequested.store(true, ordering: .releasing)
+      backend.wake()
+      if halted.wait(timeout: Self.haltTimeout) {
+        thread.join()
+      } else {
+        thread.detach()
+        isWedged = true
+      }
+      self.thread = nil
     }
-    self.thread = nil
     if let watcher {
       // The loop has ended (or was abandoned): let the watcher report it.
       loopEnded.signal()
       if watcher.isCurrent { watcher.detach() } else { watcher.join() }
       self.watcher = nil
+    }
+  }
+
+  /// Stops a callback-driven backend's periods: no cycle calls the client
+  /// once this returns; the server plays silence. The streams are halted
+  /// too unless a drain is to follow (and no failure ended them).
+  private func stopCycles() {
+    stopRequested.store(true, ordering: .sequentiallyConsistent)
+    // A cycle already inside the client finishes within a period.
+    let deadline = MonotonicClock.seconds + Self.haltTimeout
+    while isInCycle.load(ordering: .sequentiallyConsistent) && MonotonicClock.seconds < deadline {
+      usleep(100)
+    }
+    running.store(false, ordering: .releasing)
+    loopEnded.signal()
+    let drains =
+      keepsPlayback.load(ordering: .acquiring) && failureCode.load(ordering: .acquiring) == 0
+    if !drains { haltOffThread() }
+    isServerDriven = false
+  }
+
+  /// Halts the backend on a thread of its own and waits at most
+  /// `haltTimeout` for it: a server that died may never answer.
+  private func haltOffThread() {
+    halted.reset()
+    guard
+      let helper = try? RealtimeThread(
+        realtimePriority: nil,
+        body: { [self] in
+          backend.halt()
+          halted.signal()
+        })
+    else {
+      backend.halt()
+      return
+    }
+    if halted.wait(timeout: Self.haltTimeout) {
+      helper.join()
+    } else {
+      helper.detach()
+      isWedged = true
     }
   }
 
@@ -209,159 +295,18 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     failure.map { .failed($0) } ?? .requested
   }
 
-  // MARK: The audio thread
+  /// The handler a callback-driven backend calls: forwards to the unit's
+  /// own period code, so the unit's callback methods stay out of its API.
+  private final class CycleRunner: ServerCycleHandler {
+    unowned let unit: DuplexUnit
 
-  private enum Step { case proceed, retry, end }
+    init(unit: DuplexUnit) { self.unit = unit }
 
-  /// What the loop carries from one period to the next.
-  private struct LoopState {
-    var sampleTime: Int64 = 0
-    var flags: IOFlags = []
-    var isInputDelivered = false
-    var isDriftCorrected = false
-  }
-
-  private func fail(_ code: Int32, _ operation: LoopOperation) {
-    failureOperation.store(operation.rawValue, ordering: .relaxed)
-    failureCode.store(max(1, code), ordering: .releasing)
-  }
-
-  /// The one place a backend result is judged: go on, try the period again
-  /// (woken, or recovered from an xrun), or end the loop.
-  private func judge(
-    _ result: IOResult, _ operation: LoopOperation, xrun flag: IOFlags, settlingFrames: Int64,
-    period: Int, state: inout LoopState
-  ) -> Step {
-    switch result {
-    case .ready: return .proceed
-    case .woken: return .retry
-    case .failed(let code):
-      fail(code, operation)
-      return .end
-    case .xrun:
-      // Only the speaker settles: a capture restart loses what was captured.
-      if flag == .outputUnderrun && state.sampleTime < settlingFrames {
-        statistics.settlingXruns.add(1, ordering: .relaxed)
-      } else if flag == .outputUnderrun {
-        statistics.underruns.add(1, ordering: .relaxed)
-      } else {
-        statistics.overruns.add(1, ordering: .relaxed)
-      }
-      state.flags.insert(flag)
-      // A period already given to the client keeps its place in time.
-      if state.isInputDelivered { state.sampleTime += Int64(period) }
-      // An underrun is the speaker's alone: what capture holds is kept.
-      let recovered = flag == .outputUnderrun ? backend.restartPlayback() : backend.restartBoth()
-      if case .failed(let code) = recovered {
-        fail(code, .restart)
-        return .end
-      }
-      return .retry
+    func runCycle(frames: Int, losses: CycleLosses) {
+      unit.runCycle(frames: frames, losses: losses)
     }
-  }
 
-  private func runLoop(_ granted: GrantedConfiguration) {
-    defer {
-      // Tell the owner first: halting a dead device may hang.
-      running.store(false, ordering: .releasing)
-      loopEnded.signal()
-      // Dropping playback would discard what is queued; a drain plays it.
-      if !keepsPlayback.load(ordering: .acquiring) || failureCode.load(ordering: .acquiring) != 0 {
-        backend.halt()
-      }
-      halted.signal()
-    }
-    let period = granted.periodFrames
-    let hasInput = granted.inputFormat != nil
-    let outputChannels = granted.outputChannelCount
-    let outputSamples = period * outputChannels
-    let settlingFrames = Int64(configuration.settlingTime * Double(granted.sampleRate))
-    var state = LoopState()
-    var drift = DriftTracker(period: period, isActive: hasInput && granted.outputFormat != nil)
-    while !stopRequested.load(ordering: .acquiring) {
-      state.isInputDelivered = false
-      let waited = backend.waitForPeriod()
-      switch judge(
-        waited, .wait, xrun: .inputOverrun, settlingFrames: settlingFrames, period: period,
-        state: &state)
-      {
-      case .proceed: break
-      case .retry: continue
-      case .end: return
-      }
-      if let format = granted.inputFormat {
-        let got = backend.read(captureRaw, frames: period)
-        switch judge(
-          got, .capture, xrun: .inputOverrun, settlingFrames: settlingFrames, period: period,
-          state: &state)
-        {
-        case .proceed: break
-        case .retry: continue
-        case .end: return
-        }
-        let stamp = AudioTimeStamp(sampleTime: state.sampleTime, hostTime: backend.hostTime())
-        client.inputAvailable(
-          CapturedInput(
-            raw: captureRaw, format: format, frameCount: period,
-            channelCount: granted.inputChannelCount),
-          timeStamp: stamp, flags: state.flags)
-        state.isInputDelivered = true
-      }
-      if let format = granted.outputFormat {
-        let stamp = AudioTimeStamp(
-          sampleTime: state.sampleTime,
-          hostTime: hasInput ? backend.hostTime() : MonotonicClock.now())
-        let base = outputBuffer.baseAddress!
-        base.update(repeating: 0, count: outputSamples)
-        var isSilence = true
-        client.renderOutput(
-          OutputPeriod(
-            samples: UnsafeMutableBufferPointer(start: base, count: outputSamples),
-            frameCount: period, channelCount: outputChannels),
-          timeStamp: stamp, flags: state.flags, isSilence: &isSilence)
-        // Follow a playback clock that runs apart from the capture clock.
-        let adjustment = drift.adjustment()
-        let frames = period - adjustment
-        if adjustment < 0 {
-          // Repeat the last frame to stretch the period.
-          for frame in period..<frames {
-            for channel in 0..<outputChannels {
-              base[frame * outputChannels + channel] =
-                base[(period - 1) * outputChannels + channel]
-            }
-          }
-        }
-        if adjustment != 0 {
-          statistics.driftCorrectedFrames.add(adjustment, ordering: .relaxed)
-          state.isDriftCorrected = true
-        }
-        if isSilence && adjustment >= 0 {
-          playbackRaw.initializeMemory(
-            as: UInt8.self, repeating: 0, count: frames * outputChannels * format.byteCount)
-        } else {
-          format.encode(base, into: playbackRaw, count: frames * outputChannels)
-        }
-        let written = backend.write(playbackRaw, frames: frames)
-        switch judge(
-          written, .playback, xrun: .outputUnderrun, settlingFrames: settlingFrames,
-          period: period, state: &state)
-        {
-        case .proceed: break
-        case .retry: continue
-        case .end: return
-        }
-        let delay = backend.outputDelay()
-        drift.observe(delay: delay)
-        if delay > statistics.maximumOutputDelay.load(ordering: .relaxed) {
-          statistics.maximumOutputDelay.store(delay, ordering: .relaxed)
-        }
-      }
-      // The next period tells the client what this one corrected.
-      state.flags = state.isDriftCorrected ? .driftCorrected : []
-      state.isDriftCorrected = false
-      state.sampleTime += Int64(period)
-      statistics.periods.add(1, ordering: .relaxed)
-    }
+    func serverEnded(code: Int32) { unit.serverEnded(code: code) }
   }
 }
 

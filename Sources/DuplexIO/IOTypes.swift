@@ -52,10 +52,25 @@ public struct DuplexConfiguration: Sendable, Equatable {
     public init() {}
   }
 
+  /// Which buses a unit runs: both, or one alone.
+  public enum Direction: Sendable, Equatable {
+    /// Capture (bus 1) and playback (bus 0), as a monitor or a loopback needs.
+    case duplex
+    /// Capture only: a meter, a recorder, a decoder.
+    case capture
+    /// Playback only: a tone generator.
+    case playback
+  }
+
+  /// The buses the unit runs; chosen when the configuration is made, so an
+  /// input can never be forgotten (a unit with no input plays silence).
+  public var direction: Direction
   public var captureDevice = "default"
   public var playbackDevice = "default"
-  public var isInputEnabled = false
-  public var isOutputEnabled = true
+  /// Whether the capture bus (1) runs.
+  public var isInputEnabled: Bool { direction != .playback }
+  /// Whether the playback bus (0) runs.
+  public var isOutputEnabled: Bool { direction != .capture }
   public var sampleRate = 48_000
   public var inputChannelCount = 1
   public var outputChannelCount = 1
@@ -70,7 +85,15 @@ public struct DuplexConfiguration: Sendable, Equatable {
   public var settlingTime = 0.25
   public var alsa = ALSA()
 
-  public init() {}
+  /// A configuration of `direction` with every other field at its default.
+  public init(_ direction: Direction) { self.direction = direction }
+
+  /// Capture and playback.
+  public static var duplex: DuplexConfiguration { DuplexConfiguration(.duplex) }
+  /// Capture only.
+  public static var capture: DuplexConfiguration { DuplexConfiguration(.capture) }
+  /// Playback only.
+  public static var playback: DuplexConfiguration { DuplexConfiguration(.playback) }
 
   /// The preferred I/O buffer duration in seconds (period × count).
   public var preferredBufferDuration: Double {
@@ -90,12 +113,23 @@ public struct GrantedConfiguration: Sendable, Equatable {
   public var outputChannelCount: Int
   /// Whether capture and playback start and stop together (snd_pcm_link).
   public var isLinked: Bool
+  /// The most frames a period may hold: `periodFrames` on ALSA; on a sound
+  /// server that may change its cycle while running (JACK, PipeWire), the
+  /// largest cycle it can run, for which every buffer is allocated.
+  public var maximumPeriodFrames: Int
+  /// Whether a sound server's cycle drives the periods (JACK, PipeWire):
+  /// the unit then runs inside the cycle and holds no buffer of its own;
+  /// the period counts are the server's one period per direction.
+  public var isServerCycle: Bool
 
   public init(
     sampleRate: Int, periodFrames: Int, inputPeriodCount: Int, outputPeriodCount: Int,
     inputFormat: SampleFormat?,
-    outputFormat: SampleFormat?, inputChannelCount: Int, outputChannelCount: Int, isLinked: Bool
+    outputFormat: SampleFormat?, inputChannelCount: Int, outputChannelCount: Int, isLinked: Bool,
+    maximumPeriodFrames: Int? = nil, isServerCycle: Bool = false
   ) {
+    self.maximumPeriodFrames = max(periodFrames, maximumPeriodFrames ?? periodFrames)
+    self.isServerCycle = isServerCycle
     self.sampleRate = sampleRate
     self.periodFrames = periodFrames
     self.inputPeriodCount = inputPeriodCount
@@ -110,13 +144,14 @@ public struct GrantedConfiguration: Sendable, Equatable {
   /// Frames of playback queued after the start (all periods, or one fewer
   /// when there are three or more; see `ALSADevicePair.start`).
   public var outputPrefillFrames: Int {
-    guard outputFormat != nil else { return 0 }
+    guard outputFormat != nil, !isServerCycle else { return 0 }
     return periodFrames * (outputPeriodCount >= 3 ? outputPeriodCount - 1 : outputPeriodCount)
   }
 
-  /// Frames of buffering in the loop: one capture period plus the playback pre-fill.
+  /// Frames of buffering in the loop: one capture period plus the
+  /// playback pre-fill; none when the unit runs inside a server's cycle.
   public var loopBufferFrames: Int {
-    (inputFormat != nil ? periodFrames : 0) + outputPrefillFrames
+    (inputFormat != nil && !isServerCycle ? periodFrames : 0) + outputPrefillFrames
   }
 }
 
@@ -134,10 +169,38 @@ public final class IOStatistics: Sendable {
   public let driftCorrectedFrames = Atomic<Int>(0)
   /// Largest playback delay seen, in frames.
   public let maximumOutputDelay = Atomic<Int>(0)
+  /// Frames of input a sound server lost: cycles its graph ran without the
+  /// unit, or buffers that were missing (native JACK and PipeWire backends,
+  /// which see the graph's clock; 0 where a backend cannot tell).
+  public let lostFrames = Atomic<Int>(0)
 
   public init() {}
 
   public var xruns: Int { overruns.load(ordering: .relaxed) + underruns.load(ordering: .relaxed) }
+
+  /// The counters as plain values, read now (any thread).
+  public func snapshot() -> IOStatisticsSnapshot {
+    IOStatisticsSnapshot(
+      periods: periods.load(ordering: .relaxed), overruns: overruns.load(ordering: .relaxed),
+      underruns: underruns.load(ordering: .relaxed),
+      settlingXruns: settlingXruns.load(ordering: .relaxed),
+      driftCorrectedFrames: driftCorrectedFrames.load(ordering: .relaxed),
+      maximumOutputDelay: maximumOutputDelay.load(ordering: .relaxed),
+      lostFrames: lostFrames.load(ordering: .relaxed))
+  }
+}
+
+/// `IOStatistics` at one moment, as plain values.
+public struct IOStatisticsSnapshot: Sendable, Equatable {
+  public var periods: Int
+  public var overruns: Int
+  public var underruns: Int
+  public var settlingXruns: Int
+  public var driftCorrectedFrames: Int
+  public var maximumOutputDelay: Int
+  public var lostFrames: Int
+  /// Overruns and underruns.
+  public var xruns: Int { overruns + underruns }
 }
 
 /// A bus of the unit, numbered as in RemoteIO: 0 plays, 1 captures.

@@ -57,22 +57,30 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
   /// What the capture delivers, repeated end to end in every channel;
   /// empty for the ramp of `capturedSample`.
   public let captureLoop: [Float]
+  /// A room whose microphone the capture hears instead, with the pair's
+  /// own speaker in it (a closed acoustic loop); `nil` for none.
+  public let room: SimulatedRoom?
 
   private let fault = Atomic<Int>(0)
   private let woken = Atomic<Bool>(false)
   private let available: UnsafeMutablePointer<sem_t>
-  private var configuration = DuplexConfiguration()
+  private var configuration = DuplexConfiguration(.playback)
   private var nextDeadline = timespec()
   private var lastFrame: UnsafeMutablePointer<Float>
+  /// A period of the room's microphone, or of playback decoded for it.
+  private var roomBuffer = UnsafeMutablePointer<Float>.allocate(capacity: 1)
 
-  /// - Parameter captureLoop: a signal the capture repeats end to end
-  ///   instead of the ramp (a minute of test audio for a day-long run).
+  /// - Parameters:
+  ///   - captureLoop: a signal the capture repeats end to end instead of
+  ///     the ramp (a minute of test audio for a day-long run).
+  ///   - room: a room the capture listens to and playback plays into.
   public init(
     periodFrames: Int = 64, clock: Clock = .handStepped, format: SampleFormat = .float,
-    playbackClockOffset: Double = 0, captureLoop: [Float] = []
+    playbackClockOffset: Double = 0, captureLoop: [Float] = [], room: SimulatedRoom? = nil
   ) {
     self.periodFrames = periodFrames
     self.captureLoop = captureLoop
+    self.room = room
     self.clock = clock
     self.format = format
     self.playbackClockOffset = playbackClockOffset
@@ -85,6 +93,7 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
     sem_destroy(available)
     available.deallocate()
     lastFrame.deallocate()
+    roomBuffer.deallocate()
   }
 
   /// Makes `periods` more periods due (hand-stepped clock).
@@ -111,7 +120,7 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
     self.configuration = configuration
     lastFrame.deallocate()
     lastFrame = .allocate(capacity: max(1, configuration.outputChannelCount * periodFrames * 2))
-    return GrantedConfiguration(
+    let granted = GrantedConfiguration(
       sampleRate: configuration.sampleRate, periodFrames: periodFrames,
       inputPeriodCount: configuration.isInputEnabled ? configuration.periodCount : 0,
       outputPeriodCount: configuration.isOutputEnabled ? configuration.periodCount : 0,
@@ -120,6 +129,15 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
       inputChannelCount: configuration.isInputEnabled ? configuration.inputChannelCount : 0,
       outputChannelCount: configuration.isOutputEnabled ? configuration.outputChannelCount : 0,
       isLinked: true)
+    if let room {
+      roomBuffer.deallocate()
+      roomBuffer = .allocate(capacity: 2 * periodFrames * max(1, configuration.outputChannelCount))
+      roomBuffer.initialize(
+        repeating: 0, count: 2 * periodFrames * max(1, configuration.outputChannelCount))
+      room.prepare(
+        periodFrames: periodFrames, playbackDelay: max(periodFrames, granted.loopBufferFrames))
+    }
+    return granted
   }
 
   public func start() -> IOResult {
@@ -168,11 +186,14 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
     }
     let channels = configuration.inputChannelCount
     let first = capturedFrames.add(frames, ordering: .relaxed).oldValue
+    if let room { room.listen(into: roomBuffer) }
     // Encode one frame at a time through a frame-sized scratch: no allocation.
     for frame in 0..<frames {
       let sample =
-        captureLoop.isEmpty
-        ? Self.capturedSample(first + frame) : captureLoop[(first + frame) % captureLoop.count]
+        room != nil
+        ? roomBuffer[frame]
+        : captureLoop.isEmpty
+          ? Self.capturedSample(first + frame) : captureLoop[(first + frame) % captureLoop.count]
       for channel in 0..<channels { lastFrame[channel] = sample }
       format.encode(
         lastFrame, into: destination + frame * channels * format.byteCount, count: channels)
@@ -187,6 +208,10 @@ public final class SimulatedDevicePair: DuplexBackend, @unchecked Sendable {
       return .xrun
     }
     let channels = configuration.outputChannelCount
+    if let room {
+      format.decode(source, into: roomBuffer, count: frames * channels)
+      room.play(roomBuffer, frames: frames, channels: channels)
+    }
     format.decode(
       source + (frames - 1) * channels * format.byteCount, into: lastFrame, count: channels)
     lastPlayedSample.store(lastFrame[channels - 1].bitPattern, ordering: .relaxed)

@@ -1,16 +1,20 @@
 import ArgumentParser
 import AudioFiles
 import DuplexIO
+import MicLoopKit
 
-/// ALSA device options, as aplay/arecord spell them.
+/// Device options, as aplay/arecord spell them; `jack…` and `pw…` names
+/// choose the native JACK and PipeWire backends (`DeviceRoute`).
 struct DeviceOptions: ParsableArguments {
   @Option(
     name: [.customShort("D"), .long],
-    help: "ALSA device for capture and playback (default, hw:1,0, plughw:1, pulse, pulse:NAME …).")
+    help:
+      "Device for capture and playback: ALSA (default, hw:1,0, plughw:1, pulse, pulse:NAME …), JACK (jack, jack:none, jack:PORT-PATTERN) or PipeWire (pw, pw:none, pw:NODE)."
+  )
   var device: String?
-  @Option(help: "ALSA capture device (overrides --device).")
+  @Option(help: "Capture device (overrides --device).")
   var capture: String?
-  @Option(help: "ALSA playback device (overrides --device).")
+  @Option(help: "Playback device (overrides --device).")
   var playback: String?
   @Option(
     name: .customLong("rate"), parsing: .unconditional, help: "Sample rate in Hz (default 48000).")
@@ -76,13 +80,11 @@ struct DeviceOptions: ParsableArguments {
   /// otherwise: on a busy machine nothing it plays can underrun and a
   /// sound server never drops what it captured (a server's overrun is
   /// invisible to ALSA).
-  func configuration(input: Bool, output: Bool) -> DuplexConfiguration {
-    let oneWay = input != output
-    var configuration = DuplexConfiguration()
+  func configuration(_ direction: DuplexConfiguration.Direction) -> DuplexConfiguration {
+    let oneWay = direction != .duplex
+    var configuration = DuplexConfiguration(direction)
     configuration.captureDevice = captureDevice
     configuration.playbackDevice = playbackDevice
-    configuration.isInputEnabled = input
-    configuration.isOutputEnabled = output
     configuration.sampleRate = rate
     configuration.inputChannelCount = channels
     configuration.outputChannelCount = channels
@@ -110,7 +112,9 @@ struct DeviceOptions: ParsableArguments {
   /// Opens `--input` (headerless PCM with `--raw`) as a command fails on it.
   func openInput(_ path: String, raw: Bool) throws -> AudioFileReader {
     let format = raw ? try rawFormat() : nil
-    do { return try AudioFileReader(path: path, raw: format) } catch { throw CommandFailure(error) }
+    do { return try AudioFileReader(path: path, raw: format) } catch {
+      throw CommandFailure(error, readsRaw: format == nil)
+    }
   }
 
   /// The layout of a headerless input, from `--rate` (required: nothing in

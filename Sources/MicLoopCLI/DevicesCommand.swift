@@ -1,20 +1,20 @@
 import ArgumentParser
-import AudioFiles
 import Console
 import DuplexIO
-import MicLoopKit
 
 /// `micloop devices`: the capture and playback devices, like arecord -L / aplay -L.
 struct Devices: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "devices",
-    abstract: "List ALSA capture and playback devices (names to use with -D).")
+    abstract:
+      "List capture and playback devices: ALSA PCMs, JACK ports and PipeWire nodes (names to use with -D)."
+  )
 
   @Flag(help: "Print JSON Lines, one device per line.")
   var json = false
 
   func run() throws {
-    let devices = DeviceCatalog.devices()
+    let devices = DeviceCatalog.allDevices()
     if json {
       for device in devices {
         StandardOutput.write(

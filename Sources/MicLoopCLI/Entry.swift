@@ -1,7 +1,6 @@
 import ArgumentParser
 import AudioFiles
 import Console
-import MicLoopKit
 import SignalDSP
 
 #if canImport(Glibc)
@@ -30,8 +29,16 @@ public func runMicLoop() -> Never {
     StandardOutput.writeError("micloop: error: \(message) (see 'micloop help')")
     exit(code.rawValue)
   }
+  // Every job stops cleanly on SIGINT, SIGTERM and SIGHUP: it polls
+  // `interruptRequested`, writes what it has and ends with status 0.
+  SignalTrap.install()
+  // A stream that waits for data (a squelched receiver's silent pipe)
+  // still ends on a stop request.
+  StreamStop.install { interruptRequested.load(ordering: .relaxed) }
   do {
     try command.run()
+    exitAfterOutput(0)
+  } catch let failure as CommandFailure where failure.status == 0 {
     exitAfterOutput(0)
   } catch let failure as CommandFailure {
     StandardOutput.flush()

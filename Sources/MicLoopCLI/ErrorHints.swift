@@ -1,5 +1,6 @@
 import DuplexIO
-import SignalDSP
+import MicLoopKit
+import TonePlans
 
 /// The library reports what failed; the command line adds what to do about
 /// it with its own options.
@@ -26,6 +27,9 @@ extension DuplexError {
       return description
         + "; list devices with 'micloop devices' (and a server's sources and sinks with 'pactl list short sources')"
     case .threadUnavailable: return description + "; the system is out of threads or memory"
+    case .libraryUnavailable:
+      return description
+        + "; install it (Debian: libjack-jackd2-0 for JACK, libpipewire-0.3-0 for PipeWire) or use an ALSA device"
     case .failed: return description
     }
   }
@@ -47,6 +51,20 @@ extension TonePlanError {
     case .aboveNyquist: return description + "; use a higher --rate or other characters"
     case .emptyMessage: return description + ": give the text to send"
     case .unknownSymbols, .tonesTooLow: return description
+    }
+  }
+}
+
+extension LiveJobError {
+  /// One line for standard error: the failure and its fix.
+  var commandLineMessage: String {
+    switch self {
+    case .device(let error): return error.commandLineMessage
+    case .tones(let error): return error.commandLineMessage()
+    case .recording(let error): return error.description
+    case .formatChanged(let sampleRate, let channelCount):
+      return
+        "the device came back as \(sampleRate) Hz, \(channelCount) channels, not as it was; start again"
     }
   }
 }

@@ -2,7 +2,9 @@ import ArgumentParser
 import AudioFiles
 import Console
 import DuplexIO
+import DuplexIOTesting
 import MicLoopKit
+import SignalDSP
 
 #if canImport(Glibc)
   import Glibc
@@ -14,18 +16,67 @@ struct Latency: ParsableCommand {
     commandName: "latency",
     abstract:
       "Measure the round-trip latency of a playback → capture loop (a cable, or a sink and its monitor).",
-    discussion: "Plays three chirps on --playback and finds them in --capture by cross-correlation."
+    discussion: """
+      Plays three chirps on --playback and finds them in --capture by cross-correlation; then a \
+      sweep, from which it measures the loop's impulse response and reports the loop's maximum \
+      stable gain (the most gain a loopback over it takes before it howls) and the frequency that \
+      howls first. With --room it measures a simulated room instead of devices.
+      """
   )
 
   @OptionGroup(title: "Devices") var devices: DeviceOptions
   @Flag(help: "Print one JSON line.")
   var json = false
+  @Option(
+    name: .customLong("save-ir"),
+    help: "Save the loop's impulse response (from the moment a sample is played) to this file.")
+  var saveResponse: String?
+  @Option(
+    help:
+      "Measure a simulated room instead of devices: its impulse response from speaker to microphone (a file)."
+  )
+  var room: String?
+
+  func validate() throws {
+    if room != nil {
+      guard devices.device == nil && devices.capture == nil && devices.playback == nil else {
+        throw ValidationError(
+          "--room measures simulated devices; leave out -D, --capture and --playback")
+      }
+    }
+  }
 
   func run() throws {
-    SignalTrap.install()
-    let configuration = devices.configuration(input: true, output: true)
-    let probe = LatencyProbe(sampleRate: configuration.sampleRate)
-    let unit = DuplexUnit(configuration: configuration, client: probe)
+    var configuration = devices.configuration(.duplex)
+    let probe: LatencyProbe
+    let measured: (GrantedConfiguration, ServerLatency?)?
+    if let room {
+      let response = try RoomFiles.response(room)
+      configuration.sampleRate = response.rate
+      configuration.settlingTime = 0
+      configuration.alsa.usesRealtimePriority = false
+      probe = LatencyProbe(sampleRate: response.rate)
+      let device = SimulatedDevicePair(
+        periodFrames: configuration.periodFrames, clock: .freeRunning, format: .float,
+        room: SimulatedRoom(impulseResponse: response.samples))
+      measured = try measure(
+        DuplexUnit(configuration: configuration, backend: device, client: probe), probe: probe)
+    } else {
+      probe = LatencyProbe(sampleRate: configuration.sampleRate)
+      measured = try measure(
+        DuplexUnit(configuration: configuration, backend: DeviceBackend(), client: probe),
+        probe: probe)
+    }
+    guard let (granted, serverLatency) = measured else { return }
+    try report(probe: probe, granted: granted, serverLatency: serverLatency)
+  }
+
+  /// Runs the probe on `unit`; the granted configuration and the sound
+  /// server's own latency estimate (native backends), or `nil` when interrupted.
+  private func measure<Backend: DuplexBackend>(
+    _ unit: DuplexUnit<Backend, LatencyProbe>, probe: LatencyProbe
+  ) throws -> (GrantedConfiguration, ServerLatency?)? {
+    let configuration = unit.configuration
     do {
       try unit.initialize()
       try unit.start()
@@ -43,6 +94,8 @@ struct Latency: ParsableCommand {
         break
       }
     }
+    // A sound server's own estimate, read while the ports are connected.
+    let serverLatency = unit.backend.serverLatency()
     unit.stop()
     if let failure = unit.failure { throw CommandFailure(message: failure.commandLineMessage) }
     if timedOut {
@@ -51,8 +104,13 @@ struct Latency: ParsableCommand {
           "the devices stopped delivering audio during the measurement (\(devices.captureDevice) → \(devices.playbackDevice)); check that the sound server is running and try again"
       )
     }
-    if interruptRequested.load(ordering: .relaxed) { return }
-    guard let granted = unit.granted else { return }
+    if interruptRequested.load(ordering: .relaxed) { return nil }
+    return unit.granted.map { ($0, serverLatency) }
+  }
+
+  private func report(
+    probe: LatencyProbe, granted: GrantedConfiguration, serverLatency: ServerLatency?
+  ) throws {
     guard let measurement = probe.result() else {
       throw CommandFailure(
         message:
@@ -62,23 +120,55 @@ struct Latency: ParsableCommand {
     let rate = Double(granted.sampleRate)
     let ms = { (frames: Int) in DecimalFormatting.fixed(Double(frames) / rate * 1000, places: 2) }
     let buffering = granted.loopBufferFrames
+    if let saveResponse {
+      do {
+        let writer = try AudioFileWriter(
+          path: saveResponse, sampleRate: rate, channelCount: 1, encoding: .float)
+        try writer.write(measurement.impulseResponse)
+        writer.close()
+      } catch { throw CommandFailure(message: error.description) }
+    }
+    let stability = measurement.stability
     if json {
+      let server =
+        serverLatency.map {
+          ",\"server_capture_frames\":\($0.capture.upperBound),\"server_playback_frames\":\($0.playback.upperBound),\"server_round_trip_frames\":\($0.roundTrip)"
+        } ?? ""
       StandardOutput.write(
-        "{\"event\":\"latency\",\"round_trip_frames\":\(measurement.roundTripFrames),\"round_trip_ms\":\(ms(measurement.roundTripFrames)),\"unit_buffer_frames\":\(buffering),\"unit_buffer_ms\":\(ms(buffering)),\"period_frames\":\(granted.periodFrames),\"periods\":\(granted.outputPeriodCount),\"confidence\":\(DecimalFormatting.fixed(measurement.confidence, places: 3)),\"bursts\":[\(measurement.burstFrames.map(String.init).joined(separator: ","))]}"
+        "{\"event\":\"latency\",\"round_trip_frames\":\(measurement.roundTripFrames),\"round_trip_ms\":\(ms(measurement.roundTripFrames)),\"unit_buffer_frames\":\(buffering),\"unit_buffer_ms\":\(ms(buffering)),\"period_frames\":\(granted.periodFrames),\"periods\":\(granted.outputPeriodCount)\(server),\"confidence\":\(DecimalFormatting.fixed(measurement.confidence, places: 3)),\"bursts\":[\(measurement.burstFrames.map(String.init).joined(separator: ","))],\"max_stable_gain_db\":\(DecimalFormatting.json(stability?.maximumStableGain, places: 2)),\"howl_frequency\":\(DecimalFormatting.json(stability?.frequency, places: 1))}"
       )
     } else {
       StandardOutput.write(
         "Round trip: \(measurement.roundTripFrames) frames = \(ms(measurement.roundTripFrames)) ms at \(granted.sampleRate) Hz (confidence \(DecimalFormatting.fixed(measurement.confidence, places: 2)))"
       )
-      StandardOutput.write(
-        "micloop's own buffering: \(buffering) frames = \(ms(buffering)) ms (capture period \(granted.periodFrames) + playback pre-fill \(granted.outputPrefillFrames))"
-      )
+      if granted.isServerCycle {
+        StandardOutput.write(
+          "micloop's own buffering: none (it runs inside the server's \(granted.periodFrames)-frame cycle, input and output in one call)"
+        )
+      } else {
+        StandardOutput.write(
+          "micloop's own buffering: \(buffering) frames = \(ms(buffering)) ms (capture period \(granted.periodFrames) + playback pre-fill \(granted.outputPrefillFrames))"
+        )
+      }
+      if let serverLatency {
+        StandardOutput.write(
+          "The server's port latencies: capture \(serverLatency.capture.upperBound) + playback \(serverLatency.playback.upperBound) = \(serverLatency.roundTrip) frames = \(ms(serverLatency.roundTrip)) ms through the hardware it reports"
+        )
+      }
       let outside = measurement.roundTripFrames - buffering
       StandardOutput.write(
         outside >= 0
           ? "Outside micloop (driver, server, converters, cable): \(outside) frames = \(ms(outside)) ms"
           : "The loop is \(-outside) frames (\(ms(-outside)) ms) shorter than micloop's buffering: the device drains playback ahead of real time (sound servers do)"
       )
+      if let stability {
+        let gain = stability.maximumStableGain
+        StandardOutput.write(
+          "Maximum stable gain: \(gain >= 0 ? "+" : "")\(DecimalFormatting.fixed(gain, places: 1)) dB; past it the loop howls first at \(DecimalFormatting.fixed(stability.frequency, places: 0)) Hz (\(stability.crossingsWithin3dB) frequencies within 3 dB of it)"
+        )
+      } else {
+        StandardOutput.write("Maximum stable gain: unknown (the sweep did not come back)")
+      }
     }
   }
 }

@@ -1,8 +1,8 @@
-import AudioFiles
 import Console
 import DuplexIO
-import MicLoopKit
+import Metering
 import SignalDSP
+import TonePlans
 
 /// Prints what a live job reports: a meter line redrawn in place on a
 /// terminal, plain lines otherwise, or JSON Lines. Control thread.
@@ -10,8 +10,7 @@ final class LivePrinter {
   enum Mode { case terminal, lines, json }
   let mode: Mode
   private var view = LiveMeterView()
-  private var segments = [(start: Double, end: Double)]()
-  private var openStart: Double?
+  private var talk = TalkSegments()
   private let human = HumanMeterFormat()
   private var lastReading: LevelReading?
   private var status = ""
@@ -43,14 +42,13 @@ final class LivePrinter {
       redraw(reading)
     case (.lines, .level(let reading)):
       StandardOutput.write(human.line(for: reading), flush: true)
-    case (_, .talkStart(let time)):
-      openStart = time
-    case (_, .talkEnd(let time)):
-      segments.append((openStart ?? time, time))
-      openStart = nil
+    case (_, .talkStart), (_, .talkEnd):
+      talk.take(event)
     case (_, .summary(let summary)):
       endLine()
-      for line in human.summaryLines(summary, segments: segments) { StandardOutput.write(line) }
+      for line in human.summaryLines(summary, segments: talk.closed) {
+        StandardOutput.write(line)
+      }
       StandardOutput.flush()
     }
   }
@@ -100,6 +98,17 @@ final class LivePrinter {
     if mode == .terminal, let reading = lastReading { redraw(reading) }
   }
 
+  /// What the howl guard did, on its own line above the meter.
+  func feedback(_ event: HowlGuardEvent) {
+    if mode == .json {
+      StandardOutput.write(FeedbackEventFormat.json(event), flush: true)
+      return
+    }
+    clearBlock()
+    StandardOutput.write(FeedbackEventFormat.text(event), flush: true)
+    if mode == .terminal, let reading = lastReading { redraw(reading) }
+  }
+
   /// The device or its server went away; the job waits for it (`--reconnect`).
   func deviceLost(time: Double, reason: String) {
     if mode == .json {
@@ -128,15 +137,33 @@ final class LivePrinter {
     }
   }
 
-  func xrun(_ bus: Bus, time: Double) {
+  /// An xrun, with the frames a sound server lost when it says (`lostFrames` > 0).
+  func xrun(_ bus: Bus, time: Double, lostFrames: Int = 0) {
+    if mode == .json {
+      let lost = lostFrames > 0 ? ",\"lost_frames\":\(lostFrames)" : ""
+      StandardOutput.write(
+        "{\"event\":\"xrun\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"bus\":\"\(bus.name)\"\(lost)}",
+        flush: true)
+    } else {
+      clearBlock()
+      let lost = lostFrames > 0 ? ", \(lostFrames) frames lost" : ""
+      StandardOutput.write(
+        "xrun (\(bus == .input ? "capture overrun" : "playback underrun")) at \(DecimalFormatting.fixed(time, places: 2)) s\(lost)",
+        flush: true)
+    }
+  }
+
+  /// The process was held for `seconds` (stopped with Ctrl-Z, or starved)
+  /// at stream time `time`: audio of that time may be missing.
+  func paused(time: Double, seconds: Double) {
     if mode == .json {
       StandardOutput.write(
-        "{\"event\":\"xrun\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"bus\":\"\(bus.name)\"}",
+        "{\"event\":\"pause\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"duration\":\(DecimalFormatting.fixed(seconds, places: 3))}",
         flush: true)
     } else {
       clearBlock()
       StandardOutput.write(
-        "xrun (\(bus == .input ? "capture overrun" : "playback underrun")) at \(DecimalFormatting.fixed(time, places: 2)) s",
+        "paused for \(DecimalFormatting.fixed(seconds, places: 1)) s at \(DecimalFormatting.fixed(time, places: 2)) s (the process was stopped)",
         flush: true)
     }
   }

@@ -2,159 +2,72 @@ import AudioFiles
 import Console
 import DuplexIO
 import MicLoopKit
-import SignalDSP
+import TonePlans
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// Runs a live job and turns its ending into output, an exit status and at
-/// most one error line. Shared by loopback and the live meter.
+/// Runs a live job (`LiveJob`) and turns what it reports into output, its
+/// keys into gain and mute, and its ending into an exit status and at most
+/// one error line. Shared by loopback, the live meter and live tones.
+/// Control thread.
 enum LiveRunner {
   static func run(
     configuration: DuplexConfiguration, settings: LiveSettings, record: String?, duration: Double?,
     json: Bool,
-    showsMeter: Bool, acceptsKeys: Bool, tones: LiveTones? = nil,
+    showsMeter: Bool, acceptsKeys: Bool, tones: ToneReporting? = nil,
     recovery: DeviceRecovery = DeviceRecovery()
   ) throws {
-    var settings = settings
-    settings.isAnalyzing = tones != nil
-    SignalTrap.install()
-    var session: LiveSession<ALSADevicePair>
-    do { session = try LiveSession(configuration: configuration, settings: settings) } catch {
+    var jobSettings = LiveJobSettings()
+    jobSettings.live = settings
+    jobSettings.duration = duration
+    jobSettings.recordingPath = record
+    jobSettings.tones = tones?.tones
+    jobSettings.recovery = recovery
+    let job: LiveJob<DeviceBackend>
+    do {
+      job = try LiveJob(configuration: configuration, settings: jobSettings)
+    } catch {
       throw CommandFailure(message: error.commandLineMessage)
     }
-    let decoder: ToneDecoder?
-    if let tones, let granted = session.unit.granted {
-      do {
-        decoder = try ToneDecoder(
-          plans: tones.plans, sampleRate: Double(granted.sampleRate), settings: tones.settings)
-      } catch { throw CommandFailure(message: error.commandLineMessage()) }
-    } else {
-      decoder = nil
-    }
-    var recorder: AudioFileWriter?
-    if let record, let granted = session.unit.granted, let format = granted.inputFormat {
-      do {
-        recorder = try AudioFileWriter(
-          path: record, sampleRate: Double(granted.sampleRate),
-          channelCount: granted.inputChannelCount,
-          encoding: format.fileEncoding)
-      } catch { throw CommandFailure(message: error.description) }
-    }
     let printer = LivePrinter(json: json)
-    if let granted = session.unit.granted {
+    if let granted = job.granted {
       printer.start(
         granted, capture: configuration.isInputEnabled ? configuration.captureDevice : nil,
         playback: configuration.isOutputEnabled ? configuration.playbackDevice : nil)
     }
     let keys = acceptsKeys && !json ? TerminalKeys() : nil
     defer { keys?.restore() }
-    if !session.unit.isRealtime && ProcessInfoLite.isVerbose {
+    if !job.isRealtime && ProcessInfoLite.isVerbose {
       StandardOutput.writeError("micloop: note: no real-time priority for the audio thread")
     }
-    let processor = session.processor
-    func describeGain() -> String {
-      processor.isMuted
-        ? "  MUTED" : "  gain \(DecimalFormatting.fixed(processor.gainDecibels, places: 0)) dB"
-    }
+    let observer = LiveRunnerObserver(
+      printer: printer, processor: job.processor, keys: keys, tones: tones, showsMeter: showsMeter)
     if configuration.isOutputEnabled && printer.mode == .terminal {
-      printer.setStatus(describeGain())
+      printer.setStatus(observer.describeGain())
     }
-    // Sessions of devices that were lost: kept, never torn down, since a
-    // driver that hung may never return from closing.
-    var retired = [LiveSession<ALSADevicePair>]()
-    var outcome: LiveSession<ALSADevicePair>.Outcome
-    var xruns = 0
-    var filledFrames: Int64 = 0
-    while true {
-      do {
-        outcome = try session.run(
-          duration: duration, recorder: recorder, endsJob: !recovery.reconnects,
-          shouldStop: {
-            if interruptRequested.load(ordering: .relaxed) { return true }
-            for key in keys?.read() ?? [] {
-              switch key {
-              case .up: processor.setGain(decibels: min(40, processor.gainDecibels.rounded() + 1))
-              case .down:
-                processor.setGain(decibels: max(-120, processor.gainDecibels.rounded() - 1))
-              case .mute: processor.setMuted(!processor.isMuted)
-              case .quit: return true
-              case .clearClips: printer.clearClips()
-              }
-              if printer.mode == .terminal { printer.setStatus(describeGain()) }
-            }
-            return false
-          },
-          onEvent: { event in if showsMeter { printer.show(event) } },
-          onInput: { samples in
-            decoder?.process(samples) { event in
-              tones?.admit(event) { printer.show($0) }
-            }
-          },
-          onXrun: { bus, time in printer.xrun(bus, time: time) })
-      } catch {
-        throw CommandFailure(message: error.commandLineMessage)
-      }
-      xruns += outcome.overruns + outcome.underruns
-      guard recovery.reconnects, let failure = outcome.failure, failure.isDeviceLost else { break }
-      printer.deviceLost(time: outcome.duration, reason: failure.description)
-      retired.append(session)
-      // Opening the devices again prepares the processor for what they grant.
-      let lostFormat = processor.format
-      guard
-        let back = DeviceReturn.wait(
-          configuration: configuration, processor: processor,
-          shouldStop: { interruptRequested.load(ordering: .relaxed) })
-      else {
-        // Stopped while waiting: end the job with what it has.
-        outcome.failure = nil
-        processor.finishMeter { event in if showsMeter { printer.show(event) } }
-        recorder?.close()
-        break
-      }
-      let gap = MonotonicClock.seconds - outcome.lastProgress
-      if let granted = back.unit.granted,
-        granted.sampleRate != lostFormat.sampleRate
-          || (configuration.isInputEnabled && granted.inputChannelCount != lostFormat.channelCount)
-      {
-        recorder?.close()
-        throw CommandFailure(
-          message:
-            "the device came back as \(granted.sampleRate) Hz, \(granted.inputChannelCount) channels, not as it was; start again"
-        )
-      }
-      if recovery.fillsGaps, let recorder {
-        let frames = Int64((gap * Double(processor.format.sampleRate)).rounded())
-        do { try DeviceReturn.writeSilence(frames: frames, to: recorder) } catch {
-          throw CommandFailure(message: error.description)
-        }
-        filledFrames += frames
-      }
-      printer.deviceBack(
-        time: Double(processor.framesProcessed.load(ordering: .acquiring))
-          / Double(processor.format.sampleRate), gap: gap,
-        filled: recovery.fillsGaps && recorder != nil)
-      session = back
+    let outcome: LiveJob<DeviceBackend>.Outcome
+    do {
+      outcome = try job.run(observer: observer)
+    } catch {
+      throw CommandFailure(message: error.commandLineMessage)
     }
-    outcome.recordedFrames += filledFrames
-    decoder?.finish { event in tones?.admit(event) { printer.show($0) } }
-    tones?.finish { printer.show($0) }
     printer.endLine()
-    if let tones, tones.printsSummary {
+    if let tones, let tally = job.tones, tones.printsSummary {
       if json {
         StandardOutput.write(
           ToneEventFormat.jsonSummary(
-            duration: outcome.duration, tones: tones.toneCount, sequences: tones.sequenceCount),
+            duration: outcome.duration, tones: tally.toneCount, sequences: tally.sequenceCount),
           flush: true)
       } else {
         StandardOutput.write(
-          tones.summaryLine(duration: outcome.duration, xruns: xruns)
-        )
+          ToneReporting.summaryLine(tally, duration: outcome.duration, xruns: outcome.xruns))
       }
     } else if !showsMeter && !json {
       StandardOutput.write(
-        "Ran \(DecimalFormatting.fixed(outcome.duration, places: 2)) s, \(xruns) xruns"
+        "Ran \(DecimalFormatting.fixed(outcome.duration, places: 2)) s, \(outcome.xruns) xruns"
+          + (outcome.lostFrames > 0 ? " (\(outcome.lostFrames) frames lost)" : "")
           + (record.map { ", recorded \(outcome.recordedFrames) frames to \($0)" } ?? ""))
     }
     StandardOutput.flush()
@@ -166,9 +79,10 @@ enum LiveRunner {
       throw CommandFailure(message: failure.commandLineMessage + saved)
     }
     if let failure = outcome.recordingFailure { throw CommandFailure(message: failure.description) }
-    if let lost = processor.analysis?.dropped.load(ordering: .relaxed), lost > 0 {
+    if outcome.undecodedFrames > 0 {
       StandardOutput.writeError(
-        "micloop: note: \(lost) input frames were not decoded because the decoder fell behind")
+        "micloop: note: \(outcome.undecodedFrames) input frames were not decoded because the decoder fell behind"
+      )
     }
     if outcome.droppedRecordingFrames > 0 {
       throw CommandFailure(
@@ -179,42 +93,63 @@ enum LiveRunner {
   }
 }
 
-/// What a live job does when its device or sound server goes away.
-struct DeviceRecovery {
-  /// Wait for the device to come back and carry on, instead of ending.
-  var reconnects = false
-  /// Fill the recording with silence as long as the gap.
-  var fillsGaps = false
-}
+/// Prints what the live job reports, runs `--exec` for its tones, and
+/// reads the terminal's keys and Ctrl-C between control cycles. Control thread.
+final class LiveRunnerObserver: LiveJobObserver {
+  private let printer: LivePrinter
+  private let processor: LiveProcessor
+  private let keys: TerminalKeys?
+  private let tones: ToneReporting?
+  private let showsMeter: Bool
 
-/// Waits for a lost device to come back (control thread).
-enum DeviceReturn {
-  /// Tries to open the devices again twice a second until they open or
-  /// `shouldStop` says so; the session continues `processor`'s job.
-  static func wait(
-    configuration: DuplexConfiguration, processor: LiveProcessor, shouldStop: () -> Bool
-  ) -> LiveSession<ALSADevicePair>? {
-    while !shouldStop() {
-      if let session = try? LiveSession(
-        configuration: configuration, backend: ALSADevicePair(), processor: processor)
-      {
-        return session
-      }
-      usleep(500_000)
-    }
-    return nil
+  init(
+    printer: LivePrinter, processor: LiveProcessor, keys: TerminalKeys?, tones: ToneReporting?,
+    showsMeter: Bool
+  ) {
+    self.printer = printer
+    self.processor = processor
+    self.keys = keys
+    self.tones = tones
+    self.showsMeter = showsMeter
   }
 
-  static func writeSilence(frames: Int64, to recorder: AudioFileWriter) throws(AudioFileError) {
-    let block = 4096
-    let silence = [Float](repeating: 0, count: block * recorder.channelCount)
-    var left = frames
-    while left > 0 {
-      let count = Int(min(Int64(block), left))
-      try silence.withUnsafeBufferPointer { (buffer) throws(AudioFileError) in
-        try recorder.write(buffer.baseAddress!, frameCount: count)
-      }
-      left -= Int64(count)
+  func describeGain() -> String {
+    processor.isMuted
+      ? "  MUTED" : "  gain \(DecimalFormatting.fixed(processor.gainDecibels, places: 0)) dB"
+  }
+
+  func handle(_ event: LiveJobEvent) {
+    switch event {
+    case .meter(let meter): if showsMeter { printer.show(meter) }
+    case .tone(let tone):
+      printer.show(tone)
+      tones?.reported(tone)
+    case .feedback(let feedback): printer.feedback(feedback)
+    case .xrun(let bus, let time, let lostFrames):
+      printer.xrun(bus, time: time, lostFrames: lostFrames)
+    case .pause(let time, let seconds): printer.paused(time: time, seconds: seconds)
+    case .deviceLost(let time, let failure):
+      printer.deviceLost(time: time, reason: failure.description)
+    case .deviceBack(let time, let gap, let filled):
+      printer.deviceBack(time: time, gap: gap, filled: filled)
     }
+  }
+
+  func shouldStop() -> Bool {
+    StandardOutput.checkReader()
+    tones?.pollCommands()
+    if interruptRequested.load(ordering: .relaxed) { return true }
+    for key in keys?.read() ?? [] {
+      switch key {
+      case .up: processor.setGain(decibels: min(40, processor.gainDecibels.rounded() + 1))
+      case .down:
+        processor.setGain(decibels: max(-120, processor.gainDecibels.rounded() - 1))
+      case .mute: processor.setMuted(!processor.isMuted)
+      case .quit: return true
+      case .clearClips: printer.clearClips()
+      }
+      if printer.mode == .terminal { printer.setStatus(describeGain()) }
+    }
+    return false
   }
 }

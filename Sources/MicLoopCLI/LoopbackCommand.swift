@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFiles
 import Console
 import DuplexIO
+import Metering
 import MicLoopKit
 import SignalDSP
 
@@ -16,14 +17,30 @@ struct Loopback: ParsableCommand {
     abstract: "Monitor the microphone on the speaker, with gain, a live meter and recording.",
     discussion: """
       Keys on a terminal: up/down arrow (or +/-) change the gain by 1 dB, m mutes, q quits. \
-      Ctrl-C stops cleanly; a recording stays valid.
+      Ctrl-C stops cleanly; a recording stays valid. A feedback guard (on by default) notches \
+      howls as they grow and ducks the output as a last resort. With --input and --room the job \
+      runs in a simulated room instead: its microphone hears the input plus the speaker through \
+      the room's impulse response, as fast as the processor allows.
       """)
 
   @OptionGroup(title: "Devices") var devices: DeviceOptions
   @Option(
     name: .customLong("gain-db"), parsing: .unconditional,
-    help: "Gain from microphone to speaker in dB.")
-  var gainDecibels = 0.0
+    help:
+      "Gain from microphone to speaker in dB; or gains over time, e.g. -6,3@4 (-6 dB, then +3 dB from 4 s)."
+  )
+  var gain = GainSchedule(initial: 0)
+  @Option(
+    name: .customLong("feedback-guard"),
+    help: "Notch howls as they grow, duck the output as a last resort: on or off.")
+  var feedbackGuard = Switch.on
+  @Option(help: "With --room: the talker the simulated room's microphone hears (a file).")
+  var input: String?
+  @Option(
+    help:
+      "Run in a simulated room instead of on devices: its impulse response from speaker to microphone (a file, e.g. Tests/Fixtures/rooms/living.wav); needs --input."
+  )
+  var room: String?
   @Flag(
     name: .customLong("no-limit"),
     help: "Do not soft-limit the output (it is still clipped, never wrapped).")
@@ -39,19 +56,33 @@ struct Loopback: ParsableCommand {
   @Option(help: "Decode these tone plans while monitoring (e.g. dtmf or dtmf,ccir).")
   var tones: String?
   @OptionGroup(title: "Talk detection") var talk: TalkOptions
-  @OptionGroup(title: "Tone decisions (with --tones)") var decisions: ToneDecisionOptions
+  @OptionGroup(title: "Tone decisions (with --tones)") var decisions: ToneReportOptions
 
   func validate() throws {
-    guard gainDecibels.isFinite, gainDecibels <= 40, gainDecibels >= -120 else {
-      throw ValidationError("--gain-db must be between -120 and 40")
-    }
+    try gain.validate("--gain-db")
     try duration?.require("--duration", atLeast: 0.001)
     if let tones { _ = try TonePlanList.parse(tones) }
+    guard (input == nil) == (room == nil) else {
+      throw ValidationError(
+        "--input and --room go together: a talker played in a simulated room (e.g. --input talk.wav --room Tests/Fixtures/rooms/living.wav)"
+      )
+    }
+    if room != nil {
+      guard devices.device == nil && devices.capture == nil && devices.playback == nil else {
+        throw ValidationError(
+          "--room runs on simulated devices; leave out -D, --capture and --playback")
+      }
+      guard tones == nil, !devices.reconnect else {
+        throw ValidationError("--room does not take --tones or --reconnect")
+      }
+    }
   }
 
   func run() throws {
     var settings = LiveSettings()
-    settings.gainDecibels = gainDecibels
+    settings.gainDecibels = gain.initial
+    settings.gainChanges = gain.changes
+    settings.feedbackGuard = feedbackGuard == .on ? HowlGuardSettings() : nil
     settings.isLimiting = !noLimit
     settings.isRecording = record != nil
     if meter || json {
@@ -62,12 +93,19 @@ struct Loopback: ParsableCommand {
     } else {
       settings.meter = nil
     }
+    if let room, let input {
+      try RoomRunner.run(
+        configuration: devices.configuration(.duplex), settings: settings,
+        room: room, talker: input, record: record, duration: duration?.value, json: json,
+        showsMeter: meter || json)
+      return
+    }
     try LiveRunner.run(
-      configuration: devices.configuration(input: true, output: true), settings: settings,
+      configuration: devices.configuration(.duplex), settings: settings,
       record: record,
       duration: duration?.value, json: json, showsMeter: meter || json, acceptsKeys: true,
       tones: try tones.map {
-        LiveTones(
+        ToneReporting(
           plans: try TonePlanList.parse($0), decisions: decisions, printsSummary: false)
       }, recovery: devices.recovery)
   }
@@ -79,17 +117,5 @@ enum ProcessInfoLite {
   static func getenvString(_ name: String) -> String? {
     guard let value = getenv(name) else { return nil }
     return String(cString: value)
-  }
-}
-
-extension SampleFormat {
-  /// The file encoding that keeps every bit of this device format.
-  var fileEncoding: AudioFileEncoding {
-    switch self {
-    case .s16: return .pcm16
-    case .s24, .s24Packed: return .pcm24
-    case .s32: return .pcm32
-    case .float: return .float
-    }
   }
 }

@@ -1,8 +1,7 @@
 import ArgumentParser
-import AudioFiles
 import Console
+import Metering
 import MicLoopKit
-import SignalDSP
 
 /// Options of the talk detector, shared by every command that detects talk.
 struct TalkOptions: ParsableArguments {
@@ -113,19 +112,28 @@ struct Meter: ParsableCommand {
   @OptionGroup(title: "Talk detection")
   var talk: TalkOptions
 
+  /// The meter's settings from the flags, for a file or live: readings
+  /// every `--interval` (else `defaultInterval`), of `channel` (zero-based)
+  /// or of every channel.
+  func meterSettings(defaultInterval: Double, channel: Int?) -> MeterSettings {
+    var settings = MeterSettings()
+    settings.interval = interval?.value ?? defaultInterval
+    settings.talk = talk.settings
+    settings.rmsConvention = aes17 ? .aes17 : .sox
+    settings.measuresLoudness = loudness || ballistics == .lufs
+    settings.ballistics = ballistics
+    settings.channel = channel
+    return settings
+  }
+
   /// Meters the capture device live until Ctrl-C or --duration.
   func runLive() throws {
-    var meterSettings = MeterSettings()
-    meterSettings.talk = talk.settings
-    meterSettings.rmsConvention = aes17 ? .aes17 : .sox
-    meterSettings.measuresLoudness = loudness || ballistics == .lufs
-    meterSettings.ballistics = ballistics
-    meterSettings.interval = interval?.value ?? (StandardOutput.isTerminal && !json ? 0.05 : 0.1)
-    meterSettings.channel = try ChannelChoice.index(channel, capturing: devices.channels)
     var settings = LiveSettings()
-    settings.meter = meterSettings
+    settings.meter = meterSettings(
+      defaultInterval: StandardOutput.isTerminal && !json ? 0.05 : 0.1,
+      channel: try ChannelChoice.index(channel, capturing: devices.channels))
     try LiveRunner.run(
-      configuration: devices.configuration(input: true, output: false), settings: settings,
+      configuration: devices.configuration(.capture), settings: settings,
       record: nil,
       duration: duration?.value, json: json, showsMeter: true, acceptsKeys: true,
       recovery: devices.recovery)
@@ -149,17 +157,13 @@ struct Meter: ParsableCommand {
       }
     }
     let reader = try devices.openInput(input, raw: raw)
-    var settings = MeterSettings()
-    settings.interval = interval?.value ?? 0.1
-    settings.talk = talk.settings
-    settings.rmsConvention = aes17 ? .aes17 : .sox
-    settings.measuresLoudness = loudness || ballistics == .lufs
-    settings.ballistics = ballistics
-    settings.channel = try ChannelChoice.index(
-      channel, in: input, channelCount: reader.channelCount)
+    let settings = meterSettings(
+      defaultInterval: 0.1,
+      channel: try ChannelChoice.index(channel, in: input, channelCount: reader.channelCount))
     let human = HumanMeterFormat()
-    var segments = [(start: Double, end: Double)]()
-    var openStart: Double?
+    // A stream arrives at its own pace: show each reading as it comes.
+    let isStream = InputKind.isStream(input)
+    var talkSegments = TalkSegments()
     let outcome: FileMeter.Outcome
     do {
       outcome = try FileMeter.run(
@@ -170,13 +174,13 @@ struct Meter: ParsableCommand {
           return
         }
         switch event {
-        case .level(let reading): StandardOutput.write(human.line(for: reading))
-        case .talkStart(let time): openStart = time
-        case .talkEnd(let time):
-          segments.append((openStart ?? time, time))
-          openStart = nil
+        case .level(let reading):
+          StandardOutput.write(human.line(for: reading), flush: isStream)
+        case .talkStart, .talkEnd: talkSegments.take(event)
         case .summary(let summary):
-          for line in human.summaryLines(summary, segments: segments) { StandardOutput.write(line) }
+          for line in human.summaryLines(summary, segments: talkSegments.closed) {
+            StandardOutput.write(line)
+          }
         }
       }
     } catch {

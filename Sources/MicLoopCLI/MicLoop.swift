@@ -21,8 +21,19 @@ struct CommandFailure: Error {
 }
 
 extension CommandFailure {
-  /// An audio file problem: status 65 when the data is at fault.
-  init(_ error: AudioFileError) {
-    self.init(message: error.description, status: error.isDataError ? 65 : 1)
+  /// An audio file problem: status 65 when the data is at fault. A job
+  /// that reads headerless PCM (`readsRaw`) says how to, for input that
+  /// is not audio it knows.
+  init(_ error: AudioFileError, readsRaw: Bool = false) {
+    if case .stoppedBeforeAudio = error {
+      // Ctrl-C before the stream said anything: a clean stop, nothing to report.
+      self.init(message: "", status: 0)
+      return
+    }
+    var message = error.description
+    if readsRaw, case .notAudio = error {
+      message += "; for headerless PCM give its layout: --raw --rate HZ"
+    }
+    self.init(message: message, status: error.isDataError ? 65 : 1)
   }
 }

@@ -2,7 +2,8 @@ import ArgumentParser
 import AudioFiles
 import Console
 import Plotting
-import SignalDSP
+import ToneDecoding
+import TonePlans
 
 /// `micloop plot`: a picture of an audio file — levels, talk, tones and a
 /// spectrogram on one time axis — as PNG, SVG or PDF.
@@ -98,6 +99,16 @@ struct Plot: ParsableCommand {
         ? Self.json(data, layout: layout, output: output)
         : Self.text(data, output: output, layout: layout))
     StandardOutput.flush()
+    // As meter and tones: what could be read is drawn, then the problem.
+    if let problem = data.problem {
+      throw CommandFailure(message: problem.description, status: 65)
+    }
+    if data.invalidSamples > 0 {
+      throw CommandFailure(
+        message:
+          "\(input): \(data.invalidSamples) NaN or infinite samples were drawn as silence; the file is damaged, re-export it",
+        status: 65)
+    }
   }
 
   static func fileName(_ path: String) -> String {

@@ -1,9 +1,8 @@
 import ArgumentParser
-import AudioFiles
 import Console
-import DuplexIO
 import MicLoopKit
 import SignalDSP
+import TonePlans
 
 /// `micloop send`: encode text with a tone plan (DTMF, 5-tone, Handshake …).
 struct Send: ParsableCommand {
@@ -82,7 +81,7 @@ struct Send: ParsableCommand {
         "Wrote \(plan.name) \"\(symbols)\", \(written) frames (\(seconds) s) to \(output)")
       return
     }
-    let configuration = devices.configuration(input: false, output: true)
+    let configuration = devices.configuration(.playback)
     try TonePlayback.play(
       source, configuration: configuration,
       announce:

@@ -1,9 +1,8 @@
 import ArgumentParser
-import AudioFiles
 import Console
-import DuplexIO
 import MicLoopKit
 import SignalDSP
+import TonePlans
 
 #if canImport(Glibc)
   import Glibc
@@ -86,7 +85,7 @@ struct Tone: ParsableCommand {
       )
       return
     }
-    let configuration = devices.configuration(input: false, output: true)
+    let configuration = devices.configuration(.playback)
     try TonePlayback.play(
       source, configuration: configuration,
       announce: "Playing \(description) at \(level) on \(configuration.playbackDevice)"

@@ -1,10 +1,11 @@
 import ArgumentParser
-import AudioFiles
 import Console
 import MicLoopKit
-import SignalDSP
+import ToneDecoding
+import TonePlans
 
-/// The decoder's decisions as options, shared by `tones` and `loopback --tones`.
+/// The decoder's decisions as options, shared by `tones`, `loopback --tones`
+/// and `plot`.
 struct ToneDecisionOptions: ParsableArguments {
   @Option(
     parsing: .unconditional,
@@ -22,25 +23,8 @@ struct ToneDecisionOptions: ParsableArguments {
   @Option(
     name: .customLong("min-tones"), parsing: .unconditional, help: "Fewest tones in a 5-tone call.")
   var minimumTones = ToneDetectionSettings().minimumSequenceLength
-  @Option(
-    name: .customLong("repeat-window"), parsing: .unconditional,
-    help:
-      "Report a call identical to one that ended this long before it only once (0 reports every repeat)."
-  )
-  var repeatWindow = Seconds(3)
-  @Option(
-    name: .customLong("exec"), parsing: .unconditional,
-    help: ArgumentHelp(
-      "Run this shell command for each decoded tone and call, with the event in MICLOOP_* environment variables and its JSON line on standard input; decoding never waits for it, and a failing command is reported, not fatal.",
-      valueName: "command"))
-  var exec: String?
 
   func validate() throws {
-    if let exec, exec.allSatisfy({ $0 == " " || $0 == "\t" }) {
-      throw ValidationError(
-        "--exec needs a command, for example --exec 'notify-send \"$MICLOOP_TEXT\"'")
-    }
-    try repeatWindow.require("--repeat-window", atLeast: 0, atMost: 3_600)
     guard tolerance > 0, tolerance <= 10 else {
       throw ValidationError("--tolerance must be above 0 and at most 10 (percent)")
     }
@@ -63,6 +47,34 @@ struct ToneDecisionOptions: ParsableArguments {
     settings.minimumSequenceLength = minimumTones
     return settings
   }
+}
+
+/// The decisions and what is done with each decoded event, for the jobs
+/// that report events (`tones`, `loopback --tones`; `plot` only marks them).
+struct ToneReportOptions: ParsableArguments {
+  @OptionGroup var decisions: ToneDecisionOptions
+  @Option(
+    name: .customLong("repeat-window"), parsing: .unconditional,
+    help:
+      "Report a call identical to one that ended this long before it only once (0 reports every repeat)."
+  )
+  var repeatWindow = Seconds(3)
+  @Option(
+    name: .customLong("exec"), parsing: .unconditional,
+    help: ArgumentHelp(
+      "Run this shell command for each decoded tone and call, with the event in MICLOOP_* environment variables and its JSON line on standard input; decoding never waits for it, and a failing command is reported, not fatal.",
+      valueName: "command"))
+  var exec: String?
+
+  func validate() throws {
+    if let exec, exec.allSatisfy({ $0 == " " || $0 == "\t" }) {
+      throw ValidationError(
+        "--exec needs a command, for example --exec 'notify-send \"$MICLOOP_TEXT\"'")
+    }
+    try repeatWindow.require("--repeat-window", atLeast: 0, atMost: 3_600)
+  }
+
+  var settings: ToneDetectionSettings { decisions.settings }
 }
 
 /// Parses `--plan dtmf,ccir,freq:1750,2100`: names separated by commas; the
@@ -112,53 +124,41 @@ extension String {
   }
 }
 
-/// What a live job decodes, and its tallies for the summary. Control thread.
-final class LiveTones {
-  let plans: [TonePlan]
-  let settings: ToneDetectionSettings
-  private var repeats: RepeatSuppressor
+/// What a job that reports tones does beside printing them: the
+/// `--exec` command for each event, and the summary line. The decoding,
+/// repeat suppression and tallies are the library's (`ToneTally`).
+/// Control thread.
+final class ToneReporting {
+  let tones: LiveToneSettings
   /// Print a summary at the end (the tones command; loopback has its own).
   let printsSummary: Bool
-  private(set) var toneCount = 0
-  private(set) var sequenceCount = 0
   /// The `--exec` command, when given.
   private let hook: EventHook?
 
-  init(plans: [TonePlan], decisions: ToneDecisionOptions, printsSummary: Bool) {
+  init(plans: [TonePlan], decisions: ToneReportOptions, printsSummary: Bool) {
     hook = decisions.exec.map { EventHook(command: $0) }
-    self.plans = plans
-    settings = decisions.settings
-    repeats = RepeatSuppressor(plans: plans, window: decisions.repeatWindow.value)
+    tones = LiveToneSettings(
+      plans: plans, detection: decisions.settings, repeatWindow: decisions.repeatWindow.value)
     self.printsSummary = printsSummary
   }
 
-  /// Counts and hands on `event` unless it repeats a call just reported.
-  func admit(_ event: ToneDecoderEvent, then report: (ToneDecoderEvent) -> Void) {
-    repeats.filter(event) { admitted in
-      switch admitted {
-      case .tone: toneCount += 1
-      case .toneStart: break
-      case .sequence, .page: sequenceCount += 1
-      }
-      report(admitted)
-      hook?.run(admitted)
-    }
-  }
+  /// A tally for decoding a file with these settings.
+  func makeTally() -> ToneTally { ToneTally(plans: tones.plans, repeatWindow: tones.repeatWindow) }
 
-  /// Hands on what is still held at the end of the stream.
-  func finish(then report: (ToneDecoderEvent) -> Void) {
-    repeats.finish { admitted in
-      if case .tone = admitted { toneCount += 1 }
-      report(admitted)
-      hook?.run(admitted)
-    }
-  }
+  /// Runs the `--exec` command for an event that was reported.
+  func reported(_ event: ToneDecoderEvent) { hook?.run(event) }
 
   /// Waits for the `--exec` commands still running (at the end of a job).
   func waitForCommands() { hook?.finish() }
 
-  func summaryLine(duration: Double, xruns: Int? = nil) -> String {
-    "Decoded \(toneCount) tone\(toneCount == 1 ? "" : "s") and \(sequenceCount) sequence\(sequenceCount == 1 ? "" : "s") in \(DecimalFormatting.fixed(duration, places: 2)) s"
+  /// Looks after the `--exec` commands between events (control loop).
+  func pollCommands() { hook?.poll() }
+
+  static func summaryLine(_ tally: ToneTally, duration: Double, xruns: Int? = nil) -> String {
+    let tones = tally.toneCount
+    let sequences = tally.sequenceCount
+    return
+      "Decoded \(tones) tone\(tones == 1 ? "" : "s") and \(sequences) sequence\(sequences == 1 ? "" : "s") in \(DecimalFormatting.fixed(duration, places: 2)) s"
       + (xruns.map { ", \($0) xruns" } ?? "")
   }
 }

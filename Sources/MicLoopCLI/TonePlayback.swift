@@ -21,7 +21,10 @@ enum TonePlayback {
     let blockFrames = 4096
     var block = [Float](repeating: 0, count: blockFrames * source.channelCount)
     var written = 0
-    while written < total {
+    // Ctrl-C ends the file early with the source's own fade-out: a shorter
+    // file that does not click.
+    while written < total && !source.isDone.load(ordering: .acquiring) {
+      if interruptRequested.load(ordering: .relaxed) { source.requestStop() }
       let count = min(blockFrames, total - written)
       block.withUnsafeMutableBufferPointer {
         source.render(into: $0.baseAddress!, frameCount: count)
@@ -39,8 +42,7 @@ enum TonePlayback {
   static func play(_ source: ToneSource, configuration: DuplexConfiguration, announce: String)
     throws
   {
-    SignalTrap.install()
-    let unit = DuplexUnit(configuration: configuration, client: source)
+    let unit = DuplexUnit(configuration: configuration, backend: DeviceBackend(), client: source)
     do {
       try unit.initialize()
       try unit.start()

@@ -1,8 +1,8 @@
 import ArgumentParser
-import AudioFiles
 import Console
 import MicLoopKit
-import SignalDSP
+import ToneDecoding
+import TonePlans
 
 /// `micloop tones`: decode DTMF, 5-tone calls, Handshake text … from a
 /// capture device or a file.
@@ -40,7 +40,7 @@ struct Tones: ParsableCommand {
     parsing: .unconditional,
     help: "Decode only this channel (1 = first); default: the mix of all channels.")
   var channel: Int?
-  @OptionGroup(title: "Decisions") var decisions: ToneDecisionOptions
+  @OptionGroup(title: "Decisions") var decisions: ToneReportOptions
 
   func validate() throws {
     _ = try TonePlanList.parse(plan)
@@ -54,14 +54,14 @@ struct Tones: ParsableCommand {
   func run() throws {
     let plans = try TonePlanList.parse(plan)
     guard let input else {
-      let tones = LiveTones(plans: plans, decisions: decisions, printsSummary: true)
+      let tones = ToneReporting(plans: plans, decisions: decisions, printsSummary: true)
       var settings = LiveSettings()
       settings.meter = nil
       settings.analysisChannel = try ChannelChoice.index(channel, capturing: devices.channels)
       let deviceGiven = devices.device != nil || devices.capture != nil
       do {
         try LiveRunner.run(
-          configuration: devices.configuration(input: true, output: false), settings: settings,
+          configuration: devices.configuration(.capture), settings: settings,
           record: nil, duration: duration?.value, json: json, showsMeter: false,
           acceptsKeys: false, tones: tones, recovery: devices.recovery)
       } catch var failure as CommandFailure where !deviceGiven {
@@ -80,9 +80,14 @@ struct Tones: ParsableCommand {
     } catch {
       throw CommandFailure(message: "\(input): " + error.commandLineMessage(isFile: true))
     }
-    let tally = LiveTones(plans: plans, decisions: decisions, printsSummary: true)
+    let reporting = ToneReporting(plans: plans, decisions: decisions, printsSummary: true)
+    let tally = reporting.makeTally()
     func report(_ event: ToneDecoderEvent) {
-      StandardOutput.write(json ? ToneEventFormat.json(event) : ToneEventFormat.text(event))
+      // Each event reaches the output when it is decoded (a pipe or a
+      // file watched with tail -f sees it at once; a stop loses nothing).
+      StandardOutput.write(
+        json ? ToneEventFormat.json(event) : ToneEventFormat.text(event), flush: true)
+      reporting.reported(event)
     }
     let outcome: FileToneDecoder.Outcome
     do {
@@ -100,9 +105,9 @@ struct Tones: ParsableCommand {
       json
         ? ToneEventFormat.jsonSummary(
           duration: outcome.duration, tones: tally.toneCount, sequences: tally.sequenceCount)
-        : tally.summaryLine(duration: outcome.duration))
+        : ToneReporting.summaryLine(tally, duration: outcome.duration))
     StandardOutput.flush()
-    tally.waitForCommands()
+    reporting.waitForCommands()
     if let problem = outcome.problem {
       throw CommandFailure(message: problem.description, status: 65)
     }

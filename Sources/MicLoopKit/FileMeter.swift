@@ -1,7 +1,5 @@
 import AudioFiles
-import Dispatch
-import SignalDSP
-import Synchronization
+import Metering
 
 /// Meters an audio file from start to end, streaming it block by block so
 /// memory stays flat for any length.
@@ -35,64 +33,50 @@ public enum FileMeter {
       maximumBlock: blockFrames, screensNonFinite: reader.canHoldNonFiniteSamples)
     let talk = MeterTalkStage(following: levels, settings: settings, blockFrames: blockFrames)
     let channels = reader.channelCount
-    let pipeline = ReducedBlockPipeline(
-      levels: levels, reader: reader, blockFrames: blockFrames,
-      intervalsPerBlock: blockFrames / levels.intervalFrames + 2)
-    guard let thread = BackgroundThread({ pipeline.produce() }) else {
-      throw .readFailed(path: reader.displayPath, reason: "no thread to read with")
+    let capacity = levels.maximumReducedCount(forFrames: blockFrames)
+    let blocks = (0..<Self.blocksInFlight).map { _ in
+      ReducedBlock(
+        frames: blockFrames, channels: channels, metered: levels.meteredChannels.count,
+        capacity: capacity, intervalCapacity: blockFrames / levels.intervalFrames + 2)
     }
-    var stopped = false
-    var ending: ReducedBlock.Ending?
-    repeat {
-      if !stopped && shouldStop() {
-        stopped = true
-        pipeline.stopRequested.store(true, ordering: .relaxed)
-      }
-      let block = pipeline.nextFilled()
-      var position = 0
-      var frame = 0
-      for index in 0..<block.intervalCount {
-        let interval = block.intervals[index]
-        talk.measureLoudness(
-          block.samples + frame * channels, frameCount: interval.frameEnd - frame)
-        talk.listen(block.reduced, offset: position, count: interval.end - position, emit: emit)
-        talk.report(interval.levels, emit: emit)
-        position = interval.end
-        frame = interval.frameEnd
-      }
-      talk.measureLoudness(block.samples + frame * channels, frameCount: block.frames - frame)
-      talk.listen(block.reduced, offset: position, count: block.count - position, emit: emit)
-      ending = block.ending
-      pipeline.release()
-    } while ending == nil
-    thread.join()
-    if case .failed(let error) = ending { throw error }
-    if reader.framesRead == 0 {
-      throw .empty(path: reader.displayPath)
-    }
+    let read = try ReadAhead.run(
+      reader, blocks: blocks, shouldStop: shouldStop,
+      fill: { block, stopRequested, _ in
+        block.fill(
+          from: reader, levels: levels, frameCount: blockFrames, stopRequested: stopRequested)
+      },
+      consume: { block, _ in
+        var position = 0
+        var frame = 0
+        for index in 0..<block.intervalCount {
+          let interval = block.intervals[index]
+          talk.measureLoudness(
+            block.samples + frame * channels, frameCount: interval.frameEnd - frame)
+          talk.listen(block.reduced, offset: position, count: interval.end - position, emit: emit)
+          talk.report(interval.levels, emit: emit)
+          position = interval.end
+          frame = interval.frameEnd
+        }
+        talk.measureLoudness(block.samples + frame * channels, frameCount: block.frames - frame)
+        talk.listen(block.reduced, offset: position, count: block.count - position, emit: emit)
+      })
     if let interval = levels.finishInterval() { talk.report(interval, emit: emit) }
     var summary: MeterSummary?
     talk.finish(levels.summary()) { event in
       if case .summary(let totals) = event { summary = totals }
       emit(event)
     }
-    var problem: AudioFileError?
-    if !stopped {
-      do { try reader.checkComplete() } catch { problem = error }
-    }
-    return Outcome(summary: summary!, problem: problem)
+    return Outcome(summary: summary!, problem: read.problem)
   }
+
+  /// Blocks read ahead at most.
+  static let blocksInFlight = 4
 }
 
 /// One block of audio on its way from the reader thread to the talk
 /// stage: the frames as read, each metered channel's reduced speech band,
 /// and the intervals that ended inside it.
 final class ReducedBlock {
-  enum Ending {
-    case finished
-    case failed(AudioFileError)
-  }
-
   /// The block's `frames` interleaved frames as read (screened).
   let samples: UnsafeMutablePointer<Float>
   var frames = 0
@@ -102,8 +86,6 @@ final class ReducedBlock {
   /// Intervals that ended in this block, after how many reduced samples and frames.
   let intervals: UnsafeMutableBufferPointer<(levels: IntervalLevels, end: Int, frameEnd: Int)>
   var intervalCount = 0
-  /// Set on the last block: the stream ended (or stopped) or failed.
-  var ending: Ending?
 
   init(frames: Int, channels: Int, metered: Int, capacity: Int, intervalCapacity: Int) {
     samples = .allocate(capacity: frames * channels)
@@ -121,87 +103,39 @@ final class ReducedBlock {
     for buffer in reduced { buffer.deallocate() }
     intervals.deallocate()
   }
-}
 
-/// A few `ReducedBlock`s passed round between the reader thread, which
-/// fills them with `MeterLevelStage`, and the calling thread, which empties
-/// them; semaphores order every hand-over.
-final class ReducedBlockPipeline: @unchecked Sendable {
-  let stopRequested = Atomic<Bool>(false)
-  private let blocks: [ReducedBlock]
-  private let free: DispatchSemaphore
-  private let filled = DispatchSemaphore(value: 0)
-  private var nextToFill = 0
-  private var nextToEmpty = 0
-  // Touched by the reader thread only, once it runs.
-  private let levels: MeterLevelStage
-  private let reader: AudioFileReader
-  private let blockFrames: Int
-
-  init(levels: MeterLevelStage, reader: AudioFileReader, blockFrames: Int, intervalsPerBlock: Int) {
-    self.levels = levels
-    self.reader = reader
-    self.blockFrames = blockFrames
-    let capacity = levels.maximumReducedCount(forFrames: blockFrames)
-    blocks = (0..<4).map { _ in
-      ReducedBlock(
-        frames: blockFrames, channels: reader.channelCount,
-        metered: levels.meteredChannels.count, capacity: capacity,
-        intervalCapacity: intervalsPerBlock)
-    }
-    free = DispatchSemaphore(value: blocks.count)
-  }
-
-  /// The reader thread's loop: fills blocks until the file ends, fails or
-  /// a stop is asked for; the last block carries the ending.
-  func produce() {
+  /// Reads up to `frameCount` frames and measures them with `levels`
+  /// (reader thread); returns the stream's ending when this is the last block.
+  func fill(
+    from reader: AudioFileReader, levels: MeterLevelStage, frameCount: Int, stopRequested: Bool
+  ) -> ReadAhead.Ending? {
     let channels = reader.channelCount
-    while true {
-      free.wait()
-      let block = blocks[nextToFill]
-      nextToFill = (nextToFill + 1) % blocks.count
-      block.count = 0
-      block.frames = 0
-      block.intervalCount = 0
-      block.ending = nil
-      var frames = 0
-      if !stopRequested.load(ordering: .relaxed) {
-        do throws(AudioFileError) {
-          frames = try reader.read(into: block.samples, frameCount: blockFrames)
-        } catch {
-          block.ending = .failed(error)
-        }
+    count = 0
+    intervalCount = 0
+    frames = 0
+    var ending: ReadAhead.Ending?
+    var read = 0
+    if !stopRequested {
+      do throws(AudioFileError) {
+        read = try reader.read(into: samples, frameCount: frameCount)
+      } catch {
+        ending = .failed(error)
       }
-      var offset = 0
-      while offset < frames {
-        let slice = min(frames - offset, levels.framesLeftInInterval)
-        let measured = levels.measure(
-          block.samples + offset * channels, frameCount: slice, into: block.reduced,
-          offset: block.count)
-        block.count += measured.reducedCount
-        offset += slice
-        if let interval = measured.finished {
-          block.intervals[block.intervalCount] = (interval, block.count, offset)
-          block.intervalCount += 1
-        }
-      }
-      block.frames = frames
-      if frames == 0 && block.ending == nil { block.ending = .finished }
-      let isLast = block.ending != nil
-      filled.signal()
-      if isLast { return }
     }
-  }
-
-  /// The next filled block, waiting for the reader (calling thread).
-  func nextFilled() -> ReducedBlock {
-    filled.wait()
-    return blocks[nextToEmpty]
-  }
-
-  /// Hands the block from `nextFilled` back to the reader.
-  func release() {
-    nextToEmpty = (nextToEmpty + 1) % blocks.count
-    free.signal()
+    var offset = 0
+    while offset < read {
+      let slice = min(read - offset, levels.framesLeftInInterval)
+      let measured = levels.measure(
+        samples + offset * channels, frameCount: slice, into: reduced, offset: count)
+      count += measured.reducedCount
+      offset += slice
+      if let interval = measured.finished {
+        intervals[intervalCount] = (interval, count, offset)
+        intervalCount += 1
+      }
+    }
+    frames = read
+    if read == 0 && ending == nil { ending = .finished }
+    return ending
   }
 }

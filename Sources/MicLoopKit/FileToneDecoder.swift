@@ -1,7 +1,7 @@
 import AudioFiles
-import Dispatch
 import SignalDSP
-import Synchronization
+import ToneDecoding
+import TonePlans
 
 /// Decodes the tones in an audio file from start to end, streaming it in
 /// blocks so memory stays flat for any length.
@@ -33,77 +33,51 @@ public enum FileToneDecoder {
     readFrames: Int = 8192, shouldStop: () -> Bool = { false },
     emit: (ToneDecoderEvent) -> Void
   ) throws(AudioFileError) -> Outcome {
-    let pipeline = ToneBlockPipeline(
+    let filler = ToneBlockFiller(
       reader: reader, ahead: ToneDecoderAhead(for: decoder), channel: channel,
       readFrames: readFrames)
-    guard let thread = BackgroundThread({ pipeline.produce() }) else {
-      throw .readFailed(path: reader.displayPath, reason: "no thread to read with")
-    }
-    var stopped = false
-    var ending: ToneBlockPipeline.Ending?
-    repeat {
-      if !stopped && shouldStop() {
-        stopped = true
-        pipeline.stopRequested.store(true, ordering: .relaxed)
-      }
-      let slot = pipeline.nextFilled()
-      ending = slot.ending
-      switch ending {
-      case nil, .failed?: decoder.process(slot.block, emit: emit)
-      case .finished? where reader.framesRead > 0: decoder.finish(slot.block, emit: emit)
-      case .finished?: break
-      }
-      pipeline.release()
-    } while ending == nil
-    thread.join()
-    if case .failed(let error) = ending { throw error }
-    if reader.framesRead == 0 {
-      throw .empty(path: reader.displayPath)
-    }
-    var problem: AudioFileError?
-    if !stopped {
-      do { try reader.checkComplete() } catch { problem = error }
-    }
+    let blocks = (0..<Self.blocksInFlight).map { _ in filler.makeBlock() }
+    let read = try ReadAhead.run(
+      reader, blocks: blocks, spinsBeforeSleeping: Self.spinsBeforeSleeping,
+      shouldStop: shouldStop,
+      fill: { block, stopRequested, ring in
+        filler.fill(block, stopRequested: stopRequested, hurry: { ring.consumerIsWaiting })
+      },
+      consume: { block, ending in
+        switch ending {
+        case nil, .failed?: decoder.process(block, emit: emit)
+        case .finished? where reader.framesRead > 0: decoder.finish(block, emit: emit)
+        case .finished?: break
+        }
+      })
     return Outcome(
       duration: Double(reader.framesRead) / reader.sampleRate,
-      invalidSamples: pipeline.invalidSamples, problem: problem)
+      invalidSamples: filler.invalidSamples, problem: read.problem)
   }
+
+  /// Blocks read ahead at most.
+  static let blocksInFlight = 8
+  /// Tries at a hand-over before sleeping: the other thread hands over
+  /// within a read's preparation, and waking a sleeping thread costs more
+  /// than that.
+  static let spinsBeforeSleeping = 20_000
 }
 
-/// A few `ToneBlock`s passed round between the reader thread, which fills
-/// them, and the calling thread, which decodes them; semaphores order
-/// every hand-over. While the calling thread has no block waiting, the
-/// reader leaves the frames still to measure to it and hands over what it
-/// has; else it fills a block up to `readsPerBlock` reads and measures
-/// ahead. Both spin briefly before sleeping on a hand-over.
-final class ToneBlockPipeline: @unchecked Sendable {
-  enum Ending {
-    case finished
-    case failed(AudioFileError)
-  }
-
-  final class Slot {
-    let block: ToneBlock
-    /// Set on the last block: the stream ended (or stopped; the block then
-    /// holds the streams' ends) or reading failed.
-    var ending: Ending?
-    init(_ block: ToneBlock) { self.block = block }
-  }
-
-  let stopRequested = Atomic<Bool>(false)
-  /// Blocks filled and not yet taken by the calling thread.
-  private let ready = Atomic<Int>(0)
-  private let slots: [Slot]
-  private let free: DispatchSemaphore
-  private let filled = DispatchSemaphore(value: 0)
-  private var nextToFill = 0
-  private var nextToEmpty = 0
-  // Touched by the reader thread only, until the last block is handed over.
+/// Fills `ToneBlock`s on the reader thread: reads, mixes to mono and
+/// prepares each block with `ToneDecoderAhead`. While the calling thread
+/// has no block waiting (`hurry`), the reader leaves the frames still to
+/// measure to it and hands over what it has; else it fills a block up to
+/// `readsPerBlock` reads and measures ahead. Reader thread only, once the
+/// blocks are made.
+final class ToneBlockFiller: @unchecked Sendable {
   private let reader: AudioFileReader
   private let ahead: ToneDecoderAhead
   private let channel: Int?
   private let readFrames: Int
   private static let readsPerBlock = 2
+  /// Mono is read straight into the block; more channels are mixed into it from here.
+  private let buffer: UnsafeMutablePointer<Float>?
+  /// NaN or infinite samples met (read once the reader thread has ended).
   private(set) var invalidSamples = 0
 
   init(reader: AudioFileReader, ahead: ToneDecoderAhead, channel: Int?, readFrames: Int) {
@@ -111,77 +85,41 @@ final class ToneBlockPipeline: @unchecked Sendable {
     self.ahead = ahead
     self.channel = channel
     self.readFrames = readFrames
-    let capacity = readFrames * Self.readsPerBlock
-    slots = (0..<8).map { _ in Slot(ahead.makeBlock(capacity: capacity)) }
-    free = DispatchSemaphore(value: slots.count)
+    buffer =
+      reader.channelCount > 1
+      ? UnsafeMutablePointer<Float>.allocate(capacity: readFrames * reader.channelCount) : nil
   }
 
-  /// The reader thread's loop: fills blocks until the file ends, fails or
-  /// a stop is asked for; the last block carries the ending.
-  func produce() {
+  deinit { buffer?.deallocate() }
+
+  func makeBlock() -> ToneBlock { ahead.makeBlock(capacity: readFrames * Self.readsPerBlock) }
+
+  /// Fills `block`; returns the stream's ending when it is the last.
+  func fill(_ block: ToneBlock, stopRequested: Bool, hurry: () -> Bool) -> ReadAhead.Ending? {
     let channels = reader.channelCount
-    // Mono is read straight into the block; more channels are mixed into it.
-    let buffer =
-      channels > 1 ? UnsafeMutablePointer<Float>.allocate(capacity: readFrames * channels) : nil
-    defer { buffer?.deallocate() }
-    // The decoder has no block waiting: it is about to wait for this one.
-    let hurry = { self.ready.load(ordering: .relaxed) == 0 }
-    while true {
-      Self.wait(free)
-      let slot = slots[nextToFill]
-      nextToFill = (nextToFill + 1) % slots.count
-      let block = slot.block
-      block.removeAll()
-      slot.ending = nil
-      for _ in 0..<Self.readsPerBlock {
-        let input = block.input + block.preparedCount
-        var frames = 0
-        if !stopRequested.load(ordering: .relaxed) {
-          do throws(AudioFileError) {
-            frames = try reader.read(into: buffer ?? input, frameCount: readFrames)
-          } catch {
-            slot.ending = .failed(error)
-            break
-          }
+    block.removeAll()
+    for _ in 0..<Self.readsPerBlock {
+      let input = block.input + block.preparedCount
+      var frames = 0
+      if !stopRequested {
+        do throws(AudioFileError) {
+          frames = try reader.read(into: buffer ?? input, frameCount: readFrames)
+        } catch {
+          return .failed(error)
         }
-        if frames == 0 {
-          ahead.prepareEnd(block, hurry: hurry)
-          slot.ending = .finished
-          break
-        }
-        if buffer != nil || reader.canHoldNonFiniteSamples {
-          invalidSamples += MonoMix.mix(
-            buffer ?? input, frameCount: frames, channelCount: channels, channel: channel,
-            into: input)
-        }
-        ahead.prepare(block, count: frames, hurry: hurry)
-        if hurry() { break }
       }
-      let isLast = slot.ending != nil
-      ready.add(1, ordering: .relaxed)
-      filled.signal()
-      if isLast { return }
+      if frames == 0 {
+        ahead.prepareEnd(block, hurry: hurry)
+        return .finished
+      }
+      if buffer != nil || reader.canHoldNonFiniteSamples {
+        invalidSamples += MonoMix.mix(
+          buffer ?? input, frameCount: frames, channelCount: channels, channel: channel,
+          into: input)
+      }
+      ahead.prepare(block, count: frames, hurry: hurry)
+      if hurry() { break }
     }
-  }
-
-  /// The next filled block, waiting for the reader (calling thread).
-  func nextFilled() -> Slot {
-    Self.wait(filled)
-    ready.subtract(1, ordering: .relaxed)
-    return slots[nextToEmpty]
-  }
-
-  /// Takes `semaphore`, spinning a while before sleeping: the other thread
-  /// hands over within a read's preparation, and waking a sleeping thread
-  /// costs more than that.
-  private static func wait(_ semaphore: DispatchSemaphore) {
-    for _ in 0..<20_000 where semaphore.wait(timeout: .now()) == .success { return }
-    semaphore.wait()
-  }
-
-  /// Hands the block from `nextFilled` back to the reader.
-  func release() {
-    nextToEmpty = (nextToEmpty + 1) % slots.count
-    free.signal()
+    return nil
   }
 }

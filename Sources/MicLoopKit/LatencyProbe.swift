@@ -9,9 +9,13 @@ import Synchronization
 /// Measures the round-trip latency of a playback→capture loop, as
 /// `jack_iodelay` or `alsabat --roundtriplatency` do: it plays a short
 /// chirp a few times, records the capture, and finds each chirp in the
-/// recording by cross-correlation. The callbacks run on the audio thread
-/// and only copy into buffers made in `init` and `prepare`; `result` runs
-/// on the control thread after the unit has stopped.
+/// recording by cross-correlation. Then it plays an exponential sweep and
+/// deconvolves what came back into the loop's impulse response, from which
+/// it reads the loop's maximum stable gain (how much gain a loopback over
+/// it takes before it howls) and the frequency that howls first. The
+/// callbacks run on the audio thread and only copy into buffers made in
+/// `init` and `prepare`; `result` runs on the control thread after the
+/// unit has stopped.
 public final class LatencyProbe: DuplexClient, @unchecked Sendable {
   /// What was found.
   public struct Measurement: Sendable {
@@ -22,6 +26,12 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
     public var confidence: Double
     /// Each burst's own measurement, in frames.
     public var burstFrames: [Int]
+    /// The loop's impulse response from lag 0 (a sample leaving the render
+    /// callback) on: the round trip is in it.
+    public var impulseResponse: [Float]
+    /// The gain a loopback over this loop takes before it howls, and where;
+    /// `nil` when the sweep did not come back.
+    public var stability: LoopStability?
 
     public var roundTripSeconds: Double { Double(roundTripFrames) / Double(sampleRate) }
   }
@@ -33,13 +43,23 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
   public let isDone = Atomic<Bool>(false)
   private let chirp: [Float]
   private let burstStarts: [Int]
+  private let sweep: ExponentialSweep
+  /// Where the sweep starts, and how many frames of response follow it.
+  private let sweepStart: Int
+  private let responseFrames: Int
   private let captured: UnsafeMutableBufferPointer<Float>
   private var inputBuffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: 0)
 
   /// - Parameters:
   ///   - bursts: how many chirps to play, one a second.
-  ///   - level: chirp level in dBFS.
-  public init(sampleRate: Int, bursts: Int = 3, level: Double = -12) {
+  ///   - level: chirp and sweep level in dBFS.
+  ///   - sweepDuration: seconds of the sweep (50 Hz to 20 kHz or 0.45 of the rate).
+  ///   - responseDuration: seconds of impulse response kept after it (the
+  ///     round trip plus the room's reverberation must fit).
+  public init(
+    sampleRate: Int, bursts: Int = 3, level: Double = -12, sweepDuration: Double = 1.5,
+    responseDuration: Double = 1.5
+  ) {
     self.sampleRate = sampleRate
     // 50 ms linear chirp from 300 Hz to 3 kHz with raised-cosine edges.
     let length = sampleRate / 20
@@ -53,7 +73,11 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
       return Float(amplitude * window * sin(phase))
     }
     burstStarts = (0..<bursts).map { sampleRate / 2 + $0 * sampleRate }
-    totalFrames = sampleRate / 2 + bursts * sampleRate + sampleRate / 2
+    sweep = ExponentialSweep(
+      sampleRate: Double(sampleRate), duration: sweepDuration, level: level)
+    sweepStart = sampleRate / 2 + bursts * sampleRate
+    responseFrames = Int((responseDuration * Double(sampleRate)).rounded())
+    totalFrames = sweepStart + sweep.samples.count + responseFrames
     captured = .allocate(capacity: totalFrames)
     captured.initialize(repeating: 0)
   }
@@ -71,7 +95,7 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
   }
 
   public func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
-    input.render(into: inputBuffer.baseAddress!)
+    input.render(into: inputBuffer)
     let start = Int(timeStamp.sampleTime)
     let channels = input.channelCount
     for frame in 0..<input.frameCount where start + frame < totalFrames {
@@ -95,6 +119,21 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
         isSilence = false
       }
     }
+    let samples = sweep.samples
+    if sweepStart < start + frameCount && sweepStart + samples.count > start {
+      for frame in 0..<frameCount {
+        let index = start + frame - sweepStart
+        guard index >= 0 && index < samples.count else { continue }
+        for channel in 0..<channels { output[frame * channels + channel] = samples[index] }
+        isSilence = false
+      }
+    }
+  }
+
+  /// The band the sweep measures well: an octave in from its low end (its
+  /// fade) and a tenth in from its top.
+  public var measuredBand: ClosedRange<Double> {
+    (2 * sweep.lowFrequency)...(0.9 * sweep.highFrequency)
   }
 
   /// Finds every burst in the capture; `nil` when nothing came back.
@@ -123,9 +162,17 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
     let good = found.filter { $0.score > 0.5 }
     guard !good.isEmpty else { return nil }
     let lags = good.map(\.lag).sorted()
+    let recording = Array(
+      UnsafeBufferPointer(
+        start: captured.baseAddress! + sweepStart, count: totalFrames - sweepStart))
+    let response = sweep.impulseResponse(from: recording, length: responseFrames)
     return Measurement(
       roundTripFrames: lags[lags.count / 2], sampleRate: sampleRate,
-      confidence: good.map(\.score).reduce(0, +) / Double(good.count), burstFrames: found.map(\.lag)
-    )
+      confidence: good.map(\.score).reduce(0, +) / Double(good.count),
+      burstFrames: found.map(\.lag),
+      impulseResponse: response,
+      stability: LoopStability.analyze(
+        impulseResponse: response, sampleRate: Double(sampleRate), lowest: measuredBand.lowerBound,
+        highest: measuredBand.upperBound))
   }
 }

@@ -1,4 +1,5 @@
 import DuplexIO
+import Metering
 import SignalDSP
 import Synchronization
 
@@ -104,14 +105,34 @@ public struct LiveSettings: Sendable {
   public var isAnalyzing = false
   /// Analyse only this channel (zero-based) instead of the mix of all.
   public var analysisChannel: Int?
+  /// Protect the output from feedback (howl) with these settings; `nil`
+  /// leaves the output path as it is.
+  public var feedbackGuard: HowlGuardSettings?
+  /// Gain changes at given stream times, applied on the audio thread at the
+  /// start of the period that holds each time (a key press or mute
+  /// overrides the gain until the next change).
+  public var gainChanges: [GainChange] = []
 
   public init() {}
 }
 
+/// A gain to switch to at a moment of the stream.
+public struct GainChange: Sendable, Equatable {
+  /// Seconds of stream time.
+  public var time: Double
+  /// The new gain in dB.
+  public var decibels: Double
+
+  public init(time: Double, decibels: Double) {
+    self.time = time
+    self.decibels = decibels
+  }
+}
+
 /// The client of a live unit: meters the captured input, passes it to the
-/// output with a ramped gain and a soft limiter, and hands events, the
-/// recording and a mono copy for analysis to the control thread through
-/// rings.
+/// output through the howl guard (when asked for) with a ramped gain and a
+/// soft limiter, and hands events, the recording and a mono copy for
+/// analysis to the control thread through rings.
 ///
 /// `prepare(for:)` allocates everything once the devices have granted their
 /// formats (control thread); the callbacks run on the audio thread and never
@@ -124,8 +145,14 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   public private(set) var format = StreamFormat(sampleRate: 48_000, channelCount: 1)
   /// Events for the control thread.
   public let events = SPSCRing<LiveEvent>(capacity: 4096)
-  /// The captured input, interleaved, for a recording (when enabled).
-  public private(set) var recording: SPSCRing<Float>?
+  /// What the howl guard did, for the control thread.
+  public let feedbackEvents = SPSCRing<HowlGuardEvent>(capacity: 1024)
+  /// The howl guard in the output path (made by `prepare` when the
+  /// settings ask for one; its state belongs to the audio thread).
+  public private(set) var howlGuard: HowlGuard?
+  /// The captured input, interleaved, with the stream frame of each
+  /// period, for a recording (when enabled).
+  public private(set) var recording: CaptureRing?
   /// The captured input folded to mono, for analysis on the control thread.
   public private(set) var analysis: SPSCRing<Float>?
   /// Frames captured so far.
@@ -145,6 +172,11 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   private var meter: MeterProcessor?
   private var input = UnsafeMutableBufferPointer<Float>.allocate(capacity: 0)
   private var mono = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+  /// `settings.gainChanges` in frames and linear gain, in time order, and the next one due.
+  private var changeFrames = UnsafeMutablePointer<Int64>.allocate(capacity: 0)
+  private var changeGains = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+  private var changeCount = 0
+  private var nextChange = 0
 
   public init(settings: LiveSettings) {
     self.settings = settings
@@ -155,6 +187,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   deinit {
     input.deallocate()
     mono.deallocate()
+    changeFrames.deallocate()
+    changeGains.deallocate()
   }
 
   public func prepare(for granted: IOFormat) {
@@ -171,9 +205,33 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     mono.deallocate()
     mono = .allocate(capacity: maximumPeriod)
     mono.initialize(repeating: 0, count: maximumPeriod)
+    let changes = settings.gainChanges.sorted { $0.time < $1.time }
+    changeFrames.deallocate()
+    changeGains.deallocate()
+    changeFrames = .allocate(capacity: max(1, changes.count))
+    changeGains = .allocate(capacity: max(1, changes.count))
+    for (index, change) in changes.enumerated() {
+      changeFrames[index] = Int64((change.time * Double(format.sampleRate)).rounded())
+      changeGains[index] = Float(Decibels.amplitude(change.decibels))
+    }
+    changeCount = changes.count
+    nextChange = 0
+    if let guardSettings = settings.feedbackGuard {
+      let outputChannels = granted.output?.channelCount ?? format.channelCount
+      // Prepared again for the same format (a device that came back), the guard keeps its notches.
+      if howlGuard?.sampleRate != Double(format.sampleRate)
+        || howlGuard?.channelCount != outputChannels
+      {
+        howlGuard = HowlGuard(
+          settings: guardSettings, sampleRate: Double(format.sampleRate),
+          channelCount: outputChannels, maximumFrameCount: 2 * maximumPeriod)
+      }
+    }
     let ringFrames = Int(settings.recordingBuffer * Double(format.sampleRate))
     analysis = settings.isAnalyzing ? SPSCRing(capacity: ringFrames) : nil
-    recording = settings.isRecording ? SPSCRing(capacity: ringFrames * format.channelCount) : nil
+    recording =
+      settings.isRecording
+      ? CaptureRing(frames: ringFrames, channelCount: format.channelCount) : nil
     // Prepared again for a device that came back in the same format, the
     // meter carries on: its stream time, talk state and totals continue.
     if let meter, meter.sampleRate == Double(format.sampleRate),
@@ -202,13 +260,13 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
 
   public func inputAvailable(_ captured: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
     let base = input.baseAddress!
-    captured.render(into: base)
+    captured.render(into: input)
     let remaining =
       frameLimit.load(ordering: .relaxed) - framesProcessed.load(ordering: .relaxed)
     let frames = min(captured.frameCount, max(0, remaining))
     guard frames > 0 else { return }
-    let samples = frames * format.channelCount
-    recording?.push(base, count: samples)
+    recording?.push(
+      base, frames: frames, at: Int64(framesProcessed.load(ordering: .relaxed)))
     if let analysis {
       MonoMix.mix(
         base, frameCount: frames, channelCount: format.channelCount,
@@ -242,6 +300,19 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
         for channel in 0..<inChannels { sum += input[frame * inChannels + channel] }
         for channel in 0..<outChannels { destination[frame * outChannels + channel] = sum * scale }
       }
+    }
+    while nextChange < changeCount && timeStamp.sampleTime >= changeFrames[nextChange] {
+      gain.set(changeGains[nextChange])
+      nextChange += 1
+    }
+    if let howlGuard, howlGuard.channelCount == outChannels {
+      gain.update()
+      let level = Decibels.fromAmplitude(Double(gain.target)) ?? -.infinity
+      let events = feedbackEvents
+      howlGuard.process(
+        destination, frameCount: frameCount,
+        time: Double(timeStamp.sampleTime) / Double(format.sampleRate), gainDecibels: level
+      ) { events.push($0) }
     }
     gain.scale(destination, frameCount: frameCount, channelCount: outChannels)
     if settings.isLimiting {

@@ -1,38 +1,73 @@
 import AudioFiles
 import DuplexIO
+import Metering
 import SignalDSP
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// Runs a live job on any duplex backend from the control thread: starts
-/// the unit, then about 50 times a second hands meter events and the mono
-/// input to the caller, writes the recording, reports xruns, and stops when
-/// the caller asks, after the duration, or when a device fails (the
-/// recording stays valid). Control thread only.
+/// One run of a live job on one opening of its devices, on any duplex
+/// backend: starts the unit, then about 50 times a second (the control
+/// cycle) drains what the audio thread left in the processor's rings and
+/// hands it to the caller, reports xruns and pauses, and stops when the
+/// caller asks, after the job's length, or when a device fails. A job
+/// that outlives its devices (`LiveJob` with reconnection) runs one
+/// session per opening, all on the same `LiveProcessor`.
+///
+/// Threads: everything here runs on the calling (control) thread, every
+/// handler included; the audio thread only fills the processor's rings and
+/// counters. Control thread only.
 public final class LiveSession<Backend: DuplexBackend> {
   public typealias Unit = DuplexUnit<Backend, LiveProcessor>
 
-  /// How a live job ended.
+  /// How a session ended.
   public struct Outcome: Sendable {
-    /// Seconds of input processed.
+    /// Seconds of input processed (by the job so far, across sessions).
     public var duration: Double
-    /// Frames of the job written to the recording (by this session and those it continues).
+    /// Frames written to the recording (`run(duration:recorder:…)` only:
+    /// by this session and those it continues).
     public var recordedFrames: Int64
     /// Frames the recording lost because the disk could not keep up.
     public var droppedRecordingFrames: Int
     /// Capture overruns and playback underruns.
     public var overruns: Int
     public var underruns: Int
+    /// Frames a sound server lost (native JACK and PipeWire backends; 0 elsewhere).
+    public var lostFrames: Int
     /// Whether the caller's `shouldStop` ended the job.
     public var wasStoppedByCaller: Bool
-    /// The device error that ended the job, if any.
+    /// The device error that ended the session, if any.
     public var failure: DuplexError?
-    /// A recording error that ended the job, if any.
+    /// A recording error that ended the job, if any
+    /// (`run(duration:recorder:…)` only).
     public var recordingFailure: AudioFileError?
     /// When frames last arrived, in `MonotonicClock.seconds`.
     public var lastProgress: Double
+  }
+
+  /// What a session hands to its caller, each on the control thread as
+  /// the cycle drains it.
+  public struct Handlers {
+    /// Asked once a cycle: true ends the session (read keys and redraw here).
+    public var shouldStop: () -> Bool = { false }
+    /// Meter events (levels, talk start and end; the summary when the job ends).
+    public var onEvent: (MeterEvent) -> Void = { _ in }
+    /// The mono input (when `LiveSettings.isAnalyzing`), in stream order.
+    public var onInput: (UnsafeBufferPointer<Float>) -> Void = { _ in }
+    /// Captured blocks with their stream frames (when `LiveSettings.isRecording`).
+    public var onCaptured: (CaptureRing.Block) -> Void = { _ in }
+    /// An xrun on a bus at a stream time, with the frames lost (0 when the backend cannot tell).
+    public var onXrun: (Bus, Double, Int) -> Void = { _, _, _ in }
+    /// A pause of the whole process (Ctrl-Z): stream time and seconds.
+    public var onPause: (Double, Double) -> Void = { _, _ in }
+    /// What the howl guard did.
+    public var onFeedback: (HowlGuardEvent) -> Void = { _ in }
+    /// The session's first audio arrived: called once, before anything
+    /// of it is handed on (a job that lost its device measures the gap here).
+    public var onFirstAudio: () -> Void = {}
+
+    public init() {}
   }
 
   public let unit: Unit
@@ -65,50 +100,95 @@ public final class LiveSession<Backend: DuplexBackend> {
   }
 
   /// Runs until `shouldStop` returns true, `duration` seconds of input, or
-  /// a device failure. `onEvent` gets meter events, `onInput` the mono
-  /// input (when analysing), `onXrun` xruns; `shouldStop` is asked every
-  /// cycle (read keys and redraw there). With `endsJob` false (a device
-  /// lost that may come back) the meter's totals are not emitted and the
-  /// recording is left open for the next session.
+  /// a device failure, writing the captured input to `recorder`. `onEvent`
+  /// gets meter events, `onInput` the mono input (when analysing),
+  /// `onXrun` xruns with the frames lost (0 when the backend cannot tell),
+  /// `onPause` the stream time and length of a pause of the whole process
+  /// (Ctrl-Z), `onFeedback` what the howl guard did; `shouldStop` is asked
+  /// every cycle (read keys and redraw there). With `endsJob` false (a
+  /// device lost that may come back) the meter's totals are not emitted
+  /// and the recording is left open for the next session.
   public func run(
-    duration: Double?, recorder: AudioFileWriter?, endsJob: Bool = true, shouldStop: () -> Bool,
-    onEvent: (MeterEvent) -> Void,
-    onInput: (UnsafeBufferPointer<Float>) -> Void = { _ in },
-    onXrun: (Bus, Double) -> Void = { _, _ in }
+    duration: Double?, recorder: AudioFileWriter?, endsJob: Bool = true,
+    shouldStop: @escaping () -> Bool,
+    onEvent: @escaping (MeterEvent) -> Void,
+    onInput: @escaping (UnsafeBufferPointer<Float>) -> Void = { _ in },
+    onXrun: @escaping (Bus, Double, Int) -> Void = { _, _, _ in },
+    onPause: @escaping (Double, Double) -> Void = { _, _ in },
+    onFeedback: @escaping (HowlGuardEvent) -> Void = { _ in }
   ) throws(DuplexError) -> Outcome {
+    let sink = recorder.map {
+      RecordingSink(
+        $0, recordedFrames: Int64(processor.framesProcessed.load(ordering: .acquiring)))
+    }
+    var handlers = Handlers()
+    handlers.shouldStop = { sink?.failure != nil || shouldStop() }
+    handlers.onEvent = onEvent
+    handlers.onInput = onInput
+    handlers.onCaptured = { block in sink?.write(block) }
+    handlers.onXrun = onXrun
+    handlers.onPause = onPause
+    handlers.onFeedback = onFeedback
+    var outcome = try run(duration: duration, endsJob: endsJob, handlers: handlers)
+    if let sink {
+      outcome.recordedFrames = sink.recordedFrames
+      outcome.recordingFailure = sink.failure
+      if sink.failure != nil { outcome.wasStoppedByCaller = false }
+      if endsJob || outcome.failure == nil { sink.close() }
+    }
+    return outcome
+  }
+
+  /// Runs until `handlers.shouldStop` returns true, `duration` seconds of
+  /// input (of the job: a continuing session counts from the job's start),
+  /// or a device failure, handing everything to `handlers` on the calling
+  /// thread. With `endsJob` false and a failure the meter's totals are
+  /// not emitted (the job may go on in another session).
+  public func run(duration: Double?, endsJob: Bool = true, handlers: Handlers) throws(DuplexError)
+    -> Outcome
+  {
     let rate = Double(processor.format.sampleRate)
-    let channels = processor.format.channelCount
     let frameLimit = duration.map { Int64(($0 * rate).rounded()) }
     // A session continuing a job starts where the last one stopped.
     let alreadyProcessed = Int64(processor.framesProcessed.load(ordering: .acquiring))
-    var recorded = alreadyProcessed
-    var recordingFailure: AudioFileError?
     var seenOverruns = 0
     var seenUnderruns = 0
+    var reportedLost = 0
     var stoppedByCaller = false
+    var hasAudio = false
 
     var analysed = alreadyProcessed
+    // Whatever a ring holds was captured by this session: its first audio.
+    func arrived() {
+      guard !hasAudio else { return }
+      hasAudio = true
+      handlers.onFirstAudio()
+    }
     func drain() {
+      if processor.framesProcessed.load(ordering: .acquiring) > alreadyProcessed { arrived() }
       processor.events.drain { events in
-        for event in events { onEvent(event.meterEvent) }
+        arrived()
+        for event in events { handlers.onEvent(event.meterEvent) }
+      }
+      processor.feedbackEvents.drain { events in
+        for event in events { handlers.onFeedback(event) }
       }
       processor.analysis?.drain { samples in
+        arrived()
         var count = samples.count
         if let frameLimit { count = Int(max(0, min(Int64(count), frameLimit - analysed))) }
         analysed += Int64(count)
-        if count > 0 { onInput(UnsafeBufferPointer(rebasing: samples[..<count])) }
+        if count > 0 { handlers.onInput(UnsafeBufferPointer(rebasing: samples[..<count])) }
       }
-      guard let recorder, let ring = processor.recording, recordingFailure == nil else { return }
-      ring.drain { samples in
-        var frames = Int64(samples.count / channels)
-        if let frameLimit { frames = min(frames, frameLimit - recorded) }
-        guard frames > 0 else { return }
-        do throws(AudioFileError) {
-          try recorder.write(samples.baseAddress!, frameCount: Int(frames))
-          recorded += frames
-        } catch {
-          recordingFailure = error
+      processor.recording?.drain { block in
+        arrived()
+        var block = block
+        if let frameLimit {
+          let frames = Int(max(0, min(Int64(block.frameCount), frameLimit - block.streamFrame)))
+          block.samples = UnsafeBufferPointer(
+            rebasing: block.samples[..<(frames * block.channelCount)])
         }
+        if block.frameCount > 0 { handlers.onCaptured(block) }
       }
     }
 
@@ -123,12 +203,22 @@ public final class LiveSession<Backend: DuplexBackend> {
       let time = Double(frames) / rate
       let overruns = unit.statistics.overruns.load(ordering: .relaxed)
       let underruns = unit.statistics.underruns.load(ordering: .relaxed)
-      for _ in seenOverruns..<overruns { onXrun(.input, time) }
-      for _ in seenUnderruns..<underruns { onXrun(.output, time) }
+      // Frames lost go with the next xrun reported (they may be seen first).
+      var lost = unit.statistics.lostFrames.load(ordering: .relaxed) - reportedLost
+      for _ in seenOverruns..<overruns {
+        handlers.onXrun(.input, time, lost)
+        reportedLost += lost
+        lost = 0
+      }
+      for _ in seenUnderruns..<underruns {
+        handlers.onXrun(.output, time, lost)
+        reportedLost += lost
+        lost = 0
+      }
       seenOverruns = overruns
       seenUnderruns = underruns
-      if ended || recordingFailure != nil { break }
-      if shouldStop() {
+      if ended { break }
+      if handlers.shouldStop() {
         stoppedByCaller = true
         break
       }
@@ -137,24 +227,24 @@ public final class LiveSession<Backend: DuplexBackend> {
         stalled = true
         break
       }
+      if let pause = stall.takePause() { handlers.onPause(time, pause) }
     }
     unit.stop()
     drain()
     let failure = unit.failure ?? (stalled ? stallFailure() : nil)
     if endsJob || failure == nil {
-      processor.finishMeter(emit: onEvent)
-      recorder?.close()
+      processor.finishMeter(emit: handlers.onEvent)
     }
     return Outcome(
       duration: Double(processor.framesProcessed.load(ordering: .acquiring)) / rate,
-      recordedFrames: recorded,
-      droppedRecordingFrames: (processor.recording?.dropped.load(ordering: .relaxed) ?? 0)
-        / channels,
+      recordedFrames: 0,
+      droppedRecordingFrames: processor.recording?.droppedFrames.load(ordering: .relaxed) ?? 0,
       overruns: unit.statistics.overruns.load(ordering: .relaxed),
       underruns: unit.statistics.underruns.load(ordering: .relaxed),
+      lostFrames: unit.statistics.lostFrames.load(ordering: .relaxed),
       wasStoppedByCaller: stoppedByCaller,
       failure: failure,
-      recordingFailure: recordingFailure, lastProgress: stall.lastChange)
+      recordingFailure: nil, lastProgress: stall.lastChange)
   }
 }
 
@@ -172,23 +262,41 @@ extension LiveSession {
 }
 
 /// Watches a counter that should keep growing and says when it has not
-/// grown for `limit` seconds of the monotonic clock. Control thread.
+/// grown for `limit` seconds of the monotonic clock. A check that comes
+/// `pauseLimit` or more after the one before means the whole process was
+/// held (stopped by Ctrl-Z or SIGSTOP, or starved): that pause is the
+/// process's own, not the device's, so the wait starts again. Control thread.
 struct StallWatch {
   let limit: Double
+  /// The longest gap between two checks of a running control loop.
+  static let pauseLimit = 1.0
   private var lastProgress: Int64 = -1
   /// When the counter last grew (`MonotonicClock.seconds`).
   private(set) var lastChange = MonotonicClock.seconds
+  private var lastCheck = MonotonicClock.seconds
+  /// Seconds of the last pause of the process itself, taken by `takePause`.
+  private var pause: Double?
 
   init(limit: Double) { self.limit = limit }
 
-  mutating func hasStalled(progress: Int64) -> Bool {
-    let now = MonotonicClock.seconds
+  mutating func hasStalled(progress: Int64, now: Double = MonotonicClock.seconds) -> Bool {
+    defer { lastCheck = now }
+    if now - lastCheck >= Self.pauseLimit {
+      pause = now - lastCheck
+      lastChange = now
+    }
     if progress != lastProgress {
       lastProgress = progress
       lastChange = now
       return false
     }
     return now - lastChange >= limit
+  }
+
+  /// How long the process was held since this was last asked, if it was.
+  mutating func takePause() -> Double? {
+    defer { pause = nil }
+    return pause
   }
 }
 

@@ -26,6 +26,14 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     return h >= t ? h - t : h + capacity - t
   }
 
+  /// Producer: how many elements fit now (at least this many, as the
+  /// consumer may free more meanwhile).
+  public var freeCount: Int {
+    let h = head.load(ordering: .relaxed)
+    let t = tail.load(ordering: .acquiring)
+    return (t > h ? t - h : t + capacity - h) - 1
+  }
+
   /// Producer: adds one element; false (and counted) when full.
   @discardableResult
   public func push(_ element: Element) -> Bool {
@@ -60,6 +68,19 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     let element = storage[t]
     tail.store(t + 1 == capacity ? 0 : t + 1, ordering: .releasing)
     return element
+  }
+
+  /// Consumer: hands the next `count` elements (at most those ready) to
+  /// `body` as at most two contiguous runs, then frees them.
+  public func drain(count: Int, _ body: (UnsafeBufferPointer<Element>) -> Void) {
+    let t = tail.load(ordering: .relaxed)
+    let ready = self.count
+    let n = min(count, ready)
+    guard n > 0 else { return }
+    let first = min(n, capacity - t)
+    body(UnsafeBufferPointer(start: storage + t, count: first))
+    if n > first { body(UnsafeBufferPointer(start: storage, count: n - first)) }
+    tail.store((t + n) % capacity, ordering: .releasing)
   }
 
   /// Consumer: hands every ready element to `body` as at most two contiguous

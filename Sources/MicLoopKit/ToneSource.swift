@@ -1,6 +1,7 @@
 import DuplexIO
 import SignalDSP
 import Synchronization
+import TonePlans
 
 /// The client of a playback-only unit that plays a list of tones — one
 /// endless or timed tone for `micloop tone`, an encoded message for
@@ -107,6 +108,9 @@ public final class ToneSource: DuplexClient, @unchecked Sendable {
       done += count
     }
   }
+
+  /// Playback only: no input to take (audio thread).
+  public func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {}
 
   public func renderOutput(
     _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool

@@ -1,4 +1,4 @@
-import CCairo
+internal import CCairo
 
 #if canImport(Glibc)
   import Glibc
@@ -21,11 +21,11 @@ enum CairoLibrary {
     }
     let found = [
       find("cairo_image_surface_create", &functions.image_surface_create),
-      find("cairo_svg_surface_create", &functions.svg_surface_create),
-      find("cairo_pdf_surface_create", &functions.pdf_surface_create),
+      find("cairo_svg_surface_create_for_stream", &functions.svg_surface_create_for_stream),
+      find("cairo_pdf_surface_create_for_stream", &functions.pdf_surface_create_for_stream),
       find("cairo_surface_status", &functions.surface_status),
       find("cairo_surface_destroy", &functions.surface_destroy),
-      find("cairo_surface_write_to_png", &functions.surface_write_to_png),
+      find("cairo_surface_write_to_png_stream", &functions.surface_write_to_png_stream),
       find("cairo_surface_finish", &functions.surface_finish),
       find("cairo_surface_flush", &functions.surface_flush),
       find("cairo_surface_mark_dirty", &functions.surface_mark_dirty),
@@ -73,13 +73,19 @@ func cairo_image_surface_create(
   _ format: cairo_format_t, _ width: Int32, _ height: Int32
 ) -> OpaquePointer? { CairoLibrary.functions.image_surface_create!(format, width, height) }
 
-func cairo_svg_surface_create(_ path: UnsafePointer<CChar>?, _ width: Double, _ height: Double)
-  -> OpaquePointer?
-{ CairoLibrary.functions.svg_surface_create!(path, width, height) }
+func cairo_svg_surface_create_for_stream(
+  _ write: cairo_write_func_t?, _ closure: UnsafeMutableRawPointer?, _ width: Double,
+  _ height: Double
+) -> OpaquePointer? {
+  CairoLibrary.functions.svg_surface_create_for_stream!(write, closure, width, height)
+}
 
-func cairo_pdf_surface_create(_ path: UnsafePointer<CChar>?, _ width: Double, _ height: Double)
-  -> OpaquePointer?
-{ CairoLibrary.functions.pdf_surface_create!(path, width, height) }
+func cairo_pdf_surface_create_for_stream(
+  _ write: cairo_write_func_t?, _ closure: UnsafeMutableRawPointer?, _ width: Double,
+  _ height: Double
+) -> OpaquePointer? {
+  CairoLibrary.functions.pdf_surface_create_for_stream!(write, closure, width, height)
+}
 
 func cairo_surface_status(_ surface: OpaquePointer?) -> cairo_status_t {
   CairoLibrary.functions.surface_status!(surface)
@@ -89,9 +95,11 @@ func cairo_surface_destroy(_ surface: OpaquePointer?) {
   CairoLibrary.functions.surface_destroy!(surface)
 }
 
-func cairo_surface_write_to_png(_ surface: OpaquePointer?, _ path: UnsafePointer<CChar>?)
-  -> cairo_status_t
-{ CairoLibrary.functions.surface_write_to_png!(surface, path) }
+func cairo_surface_write_to_png_stream(
+  _ surface: OpaquePointer?, _ write: cairo_write_func_t?, _ closure: UnsafeMutableRawPointer?
+) -> cairo_status_t {
+  CairoLibrary.functions.surface_write_to_png_stream!(surface, write, closure)
+}
 
 func cairo_surface_finish(_ surface: OpaquePointer?) {
   CairoLibrary.functions.surface_finish!(surface)

@@ -1,5 +1,8 @@
 import AudioFiles
+import Metering
 import SignalDSP
+import ToneDecoding
+import TonePlans
 
 #if canImport(Glibc)
   import Glibc
@@ -25,7 +28,9 @@ public enum PlotAnalysis {
   }
 
   /// Gathers the plot data of `reader`; `shouldStop`, asked before each
-  /// block, ends it early with what was read.
+  /// block, ends it early with what was read. A file that turns out cut
+  /// short or damaged gives the data of what could be read, with the
+  /// problem in `PlotData.problem`.
   public static func run(
     _ reader: AudioFileReader, title: String, settings: Settings,
     shouldStop: () -> Bool = { false }
@@ -46,8 +51,9 @@ public enum PlotAnalysis {
     let meter = MeterProcessor(
       sampleRate: rate, channelCount: channels, settings: meterSettings,
       screensNonFinite: reader.canHoldNonFiniteSamples)
-    let spectrogram = SpectrogramBuilder(sampleRate: rate, rows: settings.spectrumRows)
-    var talkStart: Double?
+    let spectrogram = SpectrogramBuilder(
+      sampleRate: rate, rows: settings.spectrumRows, frameCount: reader.declaredFrameCount)
+    var talk = TalkSegments()
     var lastReadingTime = 0.0
     func handle(_ event: MeterEvent) {
       switch event {
@@ -61,12 +67,10 @@ public enum PlotAnalysis {
             loudnessLUFS: reading.loudness?.momentaryLUFS),
           at: lastReadingTime)
         lastReadingTime = reading.time
-      case .talkStart(let time): talkStart = time
-      case .talkEnd(let time):
-        data.talkSegments.append((talkStart ?? time, time))
-        talkStart = nil
+      case .talkStart, .talkEnd: talk.take(event)
       case .summary(let summary):
         data.duration = summary.duration
+        data.invalidSamples = summary.invalidSamples
         data.integratedLUFS = summary.loudness?.integratedLUFS
       }
     }
@@ -88,27 +92,80 @@ public enum PlotAnalysis {
             time: page.time, duration: page.duration, label: page.isGroupCall ? "GROUP" : "PAGE"))
       }
     }
-    let blockFrames = 4096
-    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * channels)
-    defer { buffer.deallocate() }
-    let mono = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames)
-    defer { mono.deallocate() }
-    while !shouldStop() {
-      let frames = try reader.read(into: buffer, frameCount: blockFrames)
-      if frames == 0 { break }
-      // The mix first: the meter replaces NaN in place.
-      _ = MonoMix.mix(
-        buffer, frameCount: frames, channelCount: channels, channel: settings.meter.channel,
-        into: mono)
-      meter.process(buffer, frameCount: frames, emit: handle)
-      let block = UnsafeBufferPointer(start: mono, count: frames)
-      spectrogram.process(block) { column, time in data.spectrum.add(column, at: time) }
-      settings.tones?.process(block, emit: mark)
+    let blocks = (0..<Self.blocksInFlight).map { _ in
+      PlotBlock(frames: Self.blockFrames, channels: channels)
     }
-    if reader.framesRead == 0 { throw .empty(path: reader.displayPath) }
+    let mixedChannel = settings.meter.channel
+    let read = try ReadAhead.run(
+      reader, blocks: blocks, shouldStop: shouldStop,
+      fill: { block, stopRequested, _ in
+        block.fill(from: reader, meter: meter, channel: mixedChannel, stopRequested: stopRequested)
+      },
+      consume: { block, _ in
+        for event in block.events { handle(event) }
+        guard block.frames > 0 else { return }
+        let mono = UnsafeBufferPointer(start: block.mono, count: block.frames)
+        spectrogram.process(mono) { column, time in data.spectrum.add(column, at: time) }
+        settings.tones?.process(mono, emit: mark)
+      })
     settings.tones?.finish(emit: mark)
     meter.finish(emit: handle)
-    if let start = talkStart { data.talkSegments.append((start, data.duration)) }
+    data.talkSegments = talk.closing(at: data.duration)
+    data.problem = read.problem
     return data
+  }
+
+  /// Frames read at a time.
+  static let blockFrames = 4096
+  /// Blocks read ahead at most.
+  static let blocksInFlight = 4
+}
+
+/// One block on its way from the reader thread, which reads it, mixes it
+/// to mono and meters it, to the calling thread, which gathers the meter's
+/// events, the spectrogram and the tones.
+final class PlotBlock {
+  /// The frames as read (screened by the meter).
+  let samples: UnsafeMutablePointer<Float>
+  /// Their mix (or one channel).
+  let mono: UnsafeMutablePointer<Float>
+  var frames = 0
+  /// What the meter reported while it measured the block.
+  var events = [MeterEvent]()
+  private let capacity: Int
+
+  init(frames: Int, channels: Int) {
+    capacity = frames
+    samples = .allocate(capacity: frames * channels)
+    samples.initialize(repeating: 0, count: frames * channels)
+    mono = .allocate(capacity: frames)
+    mono.initialize(repeating: 0, count: frames)
+  }
+
+  deinit {
+    samples.deallocate()
+    mono.deallocate()
+  }
+
+  /// Reads, mixes and meters a block (reader thread); returns the stream's
+  /// ending when this is the last block.
+  func fill(
+    from reader: AudioFileReader, meter: MeterProcessor, channel: Int?, stopRequested: Bool
+  ) -> ReadAhead.Ending? {
+    events.removeAll(keepingCapacity: true)
+    frames = 0
+    guard !stopRequested else { return .finished }
+    do throws(AudioFileError) {
+      frames = try reader.read(into: samples, frameCount: capacity)
+    } catch {
+      return .failed(error)
+    }
+    if frames == 0 { return .finished }
+    // The mix first: the meter replaces NaN in place.
+    _ = MonoMix.mix(
+      samples, frameCount: frames, channelCount: reader.channelCount, channel: channel,
+      into: mono)
+    meter.process(samples, frameCount: frames) { events.append($0) }
+    return nil
   }
 }

@@ -1,3 +1,5 @@
+import AudioFiles
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -89,4 +91,9 @@ public struct PlotData {
   public var hasLoudness: Bool
   /// Integrated loudness of the whole file, when measured.
   public var integratedLUFS: Double?
+  /// NaN or infinite samples, drawn as silence.
+  public var invalidSamples = 0
+  /// Why the file could not be read to its end (cut short, damaged), when
+  /// it could not: the data covers what was read.
+  public var problem: AudioFileError?
 }

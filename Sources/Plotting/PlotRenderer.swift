@@ -1,4 +1,4 @@
-import CCairo
+internal import CCairo
 
 #if canImport(Glibc)
   import Glibc
@@ -28,12 +28,29 @@ public struct PlotRenderer {
   public let layout: PlotLayout
   private static let talkShade = (0.80, 0.93, 0.80)
   private static let toneColour = (0.80, 0.10, 0.10)
+  /// dB from the weakest colour of the spectrogram to the strongest.
+  private static let legendSpan = 90.0
+  /// dB between the legend's labels.
+  private static let legendStep = 30.0
+  /// The top of the spectrogram's scale at most, in dB (a full-scale sine
+  /// is 0 dB): far above anything a real file holds.
+  private static let highestTop = 1_000.0
 
   public init(layout: PlotLayout) { self.layout = layout }
 
-  /// Writes the plot of `data` to `path` as `format`.
+  /// Writes the plot of `data` to `path` as `format`. The picture appears
+  /// whole or not at all: it is written next to `path` and renamed onto it.
   public func write(_ data: PlotData, to path: String, as format: PlotFormat) throws(PlotError) {
     try CairoLibrary.load()
+    let output = try PlotOutputFile(
+      path: path, keepingBack: format == .svg ? PlotOutputFile.svgTailLength : 0)
+    defer { output.discard() }
+    let closure = Unmanaged.passUnretained(output).toOpaque()
+    let write: cairo_write_func_t = { closure, bytes, count in
+      let output = Unmanaged<PlotOutputFile>.fromOpaque(closure!).takeUnretainedValue()
+      let written = output.write(UnsafeRawBufferPointer(start: bytes, count: Int(count)))
+      return written ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR
+    }
     let width = Double(layout.width)
     let height = Double(layout.height)
     let surface: OpaquePointer?
@@ -41,31 +58,40 @@ public struct PlotRenderer {
     case .png:
       surface = cairo_image_surface_create(
         CAIRO_FORMAT_RGB24, Int32(layout.width), Int32(layout.height))
-    case .svg: surface = cairo_svg_surface_create(path, width, height)
-    case .pdf: surface = cairo_pdf_surface_create(path, width, height)
+    case .svg: surface = cairo_svg_surface_create_for_stream(write, closure, width, height)
+    case .pdf: surface = cairo_pdf_surface_create_for_stream(write, closure, width, height)
     }
     guard let surface, cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else {
-      throw PlotError(description: "cannot write \(path): \(Self.reason(surface))")
+      throw failure(surface, output)
     }
     defer { cairo_surface_destroy(surface) }
     let context = cairo_create(surface)!
     draw(data, on: context)
     cairo_destroy(context)
-    if format == .png {
-      let status = cairo_surface_write_to_png(surface, path)
-      guard status == CAIRO_STATUS_SUCCESS else {
-        throw PlotError(
-          description: "cannot write \(path): \(String(cString: cairo_status_to_string(status)))")
+    switch format {
+    case .png:
+      guard cairo_surface_write_to_png_stream(surface, write, closure) == CAIRO_STATUS_SUCCESS
+      else { throw failure(surface, output) }
+      try output.commit()
+    case .svg, .pdf:
+      cairo_surface_finish(surface)
+      guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else {
+        throw failure(surface, output)
       }
-      return
+      if format == .svg {
+        try output.commit(ending: SVGTextLayer.ending(output.tail, adding: labels(for: data)))
+      } else {
+        try output.commit()
+      }
     }
-    cairo_surface_finish(surface)
-    guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else {
-      throw PlotError(description: "cannot write \(path): \(Self.reason(surface))")
+  }
+
+  /// Why writing failed: the file's error when a write failed, else Cairo's.
+  private func failure(_ surface: OpaquePointer?, _ output: PlotOutputFile) -> PlotError {
+    if let error = output.failure {
+      return PlotError(description: PlotOutputFile.message(path: output.path, error: error))
     }
-    if format == .svg {
-      try SVGTextLayer.add(labels(for: data), to: path)
-    }
+    return PlotError(description: "cannot draw \(output.path): \(Self.reason(surface))")
   }
 
   /// The words drawn on the plot with where they are, for a text layer.
@@ -200,11 +226,15 @@ public struct PlotRenderer {
     var strongest = -300.0
     for column in columns {
       if let column {
-        for row in 0..<data.spectrumRows { strongest = max(strongest, column.decibels(row: row)) }
+        for row in 0..<data.spectrumRows {
+          let decibels = column.decibels(row: row)
+          // Absurd samples (1e38) overflow the power to infinity.
+          if decibels.isFinite { strongest = max(strongest, decibels) }
+        }
       }
     }
-    let top = strongest > -300 ? (strongest / 10).rounded(.up) * 10 : 0
-    let range = (low: top - 90, high: top)
+    let top = min(Self.highestTop, strongest > -300 ? (strongest / 10).rounded(.up) * 10 : 0)
+    let range = (low: top - Self.legendSpan, high: top)
     let image = cairo_image_surface_create(
       CAIRO_FORMAT_RGB24, Int32(panel.width), Int32(panel.height))!
     defer { cairo_surface_destroy(image) }
@@ -255,12 +285,13 @@ public struct PlotRenderer {
     frame(context, legend)
     cairo_set_font_size(context, 11)
     setColour(context, (0.2, 0.2, 0.2))
-    var level = range.low
-    while level <= range.high {
+    // A fixed number of labels: the range is the same span whatever the data.
+    let labels = Int((Self.legendSpan / Self.legendStep).rounded(.down))
+    for index in 0...labels {
+      let level = range.low + Double(index) * Self.legendStep
       let y =
         Double(legend.maxY) - (level - range.low) / (range.high - range.low) * Double(legend.height)
       text(context, AxisTicks.label(level), x: Double(legend.maxX) + 4, y: y + 4)
-      level += 30
     }
     text(context, "dB", x: Double(legend.x), y: Double(legend.y) - 6)
   }

@@ -1,12 +1,15 @@
 import SignalDSP
 
 /// Turns a mono stream into spectrogram columns: Hann-windowed FFTW
-/// transforms of about 43 ms (2048 samples at 48 kHz) every half frame,
+/// transforms of about 43 ms (2048 samples at 48 kHz; at most
+/// `longestFrame` samples, and no longer than the audio) every half frame,
 /// each bin's power gathered into `rows` equal frequency bands from 0 Hz
 /// to half the sample rate (the strongest bin of each band, so a tone
 /// shows in exactly one row). Calling thread.
 final class SpectrogramBuilder {
   let rows: Int
+  /// Samples per transform.
+  let frameLength: Int
   private let analyzer: SpectrumAnalyzer
   private let hop: Int
   /// The bins of each row, lowest row first.
@@ -16,12 +19,29 @@ final class SpectrogramBuilder {
   private var framesSeen = 0
   private let sampleRate: Double
 
-  init(sampleRate: Double, rows: Int) {
+  /// The longest transform: memory and time follow the audio's length,
+  /// not the rate a header claims (2^31 Hz would ask for 2^27 samples).
+  /// Above 1.6 MHz frames are shorter than 40 ms; they still have more
+  /// bins than a plot has rows.
+  static let longestFrame = 65_536
+  /// The shortest transform.
+  static let shortestFrame = 256
+  /// A frame covers at least this long, when the rate and length allow.
+  static let frameDuration = 0.04
+
+  /// - Parameter frameCount: the audio's length in frames, when known:
+  ///   no transform is longer than the audio.
+  init(sampleRate: Double, rows: Int, frameCount: Int64? = nil) {
     precondition(rows > 0)
     self.rows = rows
     self.sampleRate = sampleRate
-    var length = 256
-    while Double(length) < sampleRate * 0.04 { length *= 2 }
+    var length = Self.shortestFrame
+    while Double(length) < sampleRate * Self.frameDuration && length < Self.longestFrame
+      && Int64(length) < frameCount ?? .max
+    {
+      length *= 2
+    }
+    frameLength = length
     analyzer = SpectrumAnalyzer(frameLength: length, sampleRate: sampleRate)
     hop = length / 2
     ring = Array(repeating: 0, count: length)

@@ -12,6 +12,8 @@ public protocol ColumnValue {
 public struct TimeColumns<Value: ColumnValue> {
   /// Most columns held.
   public let capacity: Int
+  /// Column positions from here on are not added.
+  private static var farthestPosition: Double { 0x1p52 }
   /// Seconds each column covers.
   public private(set) var secondsPerColumn: Double
   /// The columns, the first starting at time 0; `nil` where nothing was added.
@@ -28,12 +30,16 @@ public struct TimeColumns<Value: ColumnValue> {
   }
 
   /// Adds the value of a stretch starting at `time` seconds (in time order).
+  /// A time that is not finite, or past 2^52 columns, is not added.
   public mutating func add(_ value: Value, at time: Double) {
-    var index = Int(max(0, time) / secondsPerColumn)
-    while index >= capacity {
+    guard time.isFinite else { return }
+    var position = max(0, time) / secondsPerColumn
+    guard position < Self.farthestPosition else { return }
+    while position >= Double(capacity) {
       mergePairs()
-      index = Int(max(0, time) / secondsPerColumn)
+      position = max(0, time) / secondsPerColumn
     }
+    let index = Int(position)
     while columns.count <= index { columns.append(nil) }
     if columns[index] == nil {
       columns[index] = value
@@ -44,8 +50,12 @@ public struct TimeColumns<Value: ColumnValue> {
 
   /// The merge of the columns that start in `start..<end` seconds.
   public func value(from start: Double, to end: Double) -> Value? {
-    let first = max(0, Int(start / secondsPerColumn))
-    let last = min(columns.count, max(first + 1, Int((end / secondsPerColumn).rounded(.up))))
+    // Positions are clamped to the columns held before they become indices.
+    func column(_ position: Double) -> Int {
+      position > 0 ? Int(min(Double(columns.count), position)) : 0
+    }
+    let first = column(start / secondsPerColumn)
+    let last = min(columns.count, max(first + 1, column((end / secondsPerColumn).rounded(.up))))
     var result: Value?
     var index = first
     while index < last {

@@ -12,10 +12,10 @@
 /// Construct at configuration time; `process` is real-time safe.
 public struct Biquad: Sendable {
   public let b0: Float, b1: Float, b2: Float, a1: Float, a2: Float
-  @usableFromInline var x1: Float = 0
-  @usableFromInline var x2: Float = 0
-  @usableFromInline var y1: Float = 0
-  @usableFromInline var y2: Float = 0
+  @usableFromInline package var x1: Float = 0
+  @usableFromInline package var x2: Float = 0
+  @usableFromInline package var y1: Float = 0
+  @usableFromInline package var y2: Float = 0
 
   public init(b0: Double, b1: Double, b2: Double, a0: Double, a1: Double, a2: Double) {
     self.b0 = Float(b0 / a0)

@@ -1,20 +1,25 @@
 /// The latest samples of one stream, kept for frames of one length taken
 /// every `hop` samples: a ring that says when each frame is due and gives
 /// any frame up to `extraHops` hops old. Owned by one thread.
-final class FrameRing {
-  let frameLength: Int
-  let hop: Int
+package final class FrameRing {
+  package let frameLength: Int
+  package let hop: Int
   private let capacity: Int
   private let history: UnsafeMutablePointer<Float>
   private var writeIndex = 0
   private var untilFrame: Int
   /// Frames due so far: the newest is frame `framesDue - 1`, which began
   /// at stream sample `(framesDue - 1) × hop`.
-  private(set) var framesDue = 0
+  package var framesDue: Int { dueFrames }
   /// Samples written so far.
-  private(set) var written = 0
+  package var written: Int { writtenSamples }
+  // The two counts above, stored privately: when every access to them is
+  // in this module the optimiser proves that none overlaps another, and
+  // `write` and `frame` run without run-time exclusivity checks.
+  private var dueFrames = 0
+  private var writtenSamples = 0
 
-  init(frameLength: Int, hop: Int, extraHops: Int) {
+  package init(frameLength: Int, hop: Int, extraHops: Int) {
     self.frameLength = frameLength
     self.hop = hop
     capacity = frameLength + extraHops * hop
@@ -28,19 +33,19 @@ final class FrameRing {
   /// Adds `samples`, calling `due` each time the next frame's last sample
   /// has been added.
   @inline(__always)
-  func write(_ samples: UnsafeBufferPointer<Float>, due: () -> Void) {
+  package func write(_ samples: UnsafeBufferPointer<Float>, due: () -> Void) {
     guard let base = samples.baseAddress else { return }
     var offset = 0
     while offset < samples.count {
       let chunk = min(samples.count - offset, untilFrame, capacity - writeIndex)
       (history + writeIndex).update(from: base + offset, count: chunk)
       offset += chunk
-      written += chunk
+      writtenSamples += chunk
       writeIndex = (writeIndex + chunk) % capacity
       untilFrame -= chunk
       if untilFrame == 0 {
         untilFrame = hop
-        framesDue += 1
+        dueFrames += 1
         due()
       }
     }
@@ -48,9 +53,9 @@ final class FrameRing {
 
   /// Frame `number` (due, and still held), as the two contiguous pieces of
   /// the ring it lies in.
-  func frame(_ number: Int) -> (UnsafeBufferPointer<Float>, UnsafeBufferPointer<Float>) {
-    let age = written - (number * hop + frameLength)
-    precondition(number < framesDue && age + frameLength <= capacity, "frame no longer held")
+  package func frame(_ number: Int) -> (UnsafeBufferPointer<Float>, UnsafeBufferPointer<Float>) {
+    let age = writtenSamples - (number * hop + frameLength)
+    precondition(number < dueFrames && age + frameLength <= capacity, "frame no longer held")
     let start = (writeIndex - age - frameLength + 2 * capacity) % capacity
     let first = min(frameLength, capacity - start)
     return (

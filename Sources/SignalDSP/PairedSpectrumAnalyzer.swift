@@ -15,11 +15,11 @@ internal import CFFTW
 /// whoever must agree pairs the same frames.
 ///
 /// Owned by one thread at a time; `analyze` and the queries never allocate.
-final class PairedSpectrumAnalyzer {
-  let frameLength: Int
-  let sampleRate: Double
+package final class PairedSpectrumAnalyzer {
+  package let frameLength: Int
+  package let sampleRate: Double
   /// Bins in each spectrum: `frameLength / 2 + 1`.
-  let binCount: Int
+  package let binCount: Int
   private let binWidth: Double
   private let window: UnsafeMutablePointer<Float>
   private let input: UnsafeMutablePointer<fftwf_complex>
@@ -33,18 +33,21 @@ final class PairedSpectrumAnalyzer {
   private let amplitudeScale: Double
   /// The bins whose powers are worked out (the others stay 0): those the
   /// readers of the spectra look at. All unless narrowed.
-  var workedBins: Range<Int> {
-    didSet {
-      workedBins = max(0, workedBins.lowerBound & ~1)..<min(binCount, workedBins.upperBound)
-    }
+  package var workedBins: Range<Int> {
+    get { bins }
+    set { bins = max(0, newValue.lowerBound & ~1)..<min(binCount, newValue.upperBound) }
   }
+  // `workedBins`, stored privately so that the optimiser can prove no
+  // access to it from another module overlaps the loops reading it (no
+  // run-time exclusivity checks there).
+  private var bins: Range<Int>
 
-  init(frameLength: Int, sampleRate: Double) {
+  package init(frameLength: Int, sampleRate: Double) {
     precondition(frameLength >= 8, "a frame needs at least 8 samples")
     self.frameLength = frameLength
     self.sampleRate = sampleRate
     binCount = frameLength / 2 + 1
-    workedBins = 0..<binCount
+    bins = 0..<binCount
     binWidth = sampleRate / Double(frameLength)
     // The window of `SpectrumAnalyzer`: the same spectra.
     (window, amplitudeScale) = SpectrumAnalyzer.hannWindow(length: frameLength)
@@ -75,10 +78,10 @@ final class PairedSpectrumAnalyzer {
   }
 
   /// A frame as the two contiguous pieces of a ring it lies in.
-  typealias Frame = (UnsafeBufferPointer<Float>, UnsafeBufferPointer<Float>)
+  package typealias Frame = (UnsafeBufferPointer<Float>, UnsafeBufferPointer<Float>)
 
   /// Windows and transforms `first` and `second` (silence when `nil`).
-  func analyze(_ first: Frame, _ second: Frame?) {
+  package func analyze(_ first: Frame, _ second: Frame?) {
     let interleaved = UnsafeMutableRawPointer(input).assumingMemoryBound(to: Float.self)
     // Stretches over which both frames run on in one piece of their rings.
     var start = 0
@@ -96,7 +99,7 @@ final class PairedSpectrumAnalyzer {
   }
 
   /// The spectrum of the first (0) or second (1) frame of the last pair.
-  func spectrum(_ which: Int) -> Spectrum {
+  package func spectrum(_ which: Int) -> Spectrum {
     Spectrum(
       frameLength: frameLength, binWidth: binWidth, amplitudeScale: amplitudeScale,
       power: powers + which * stride,

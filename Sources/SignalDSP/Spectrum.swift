@@ -6,32 +6,32 @@
 /// the queries the tone classifiers make of it (peaks, band and noise
 /// power, main lobes). A view over storage it does not own: the
 /// `SpectrumAnalyzer` that made it (until its next frame), or a frame
-/// analysed ahead on another thread and handed over (`ToneBlock`).
+/// analysed ahead on another thread and handed over.
 ///
 /// Used by one thread at a time; no query allocates.
-struct Spectrum {
+package struct Spectrum {
   /// Samples per frame (also the transform size).
-  let frameLength: Int
+  package let frameLength: Int
   /// Hz between bins.
-  let binWidth: Double
+  package let binWidth: Double
   /// Converts main-lobe power into a sine's squared amplitude.
-  let amplitudeScale: Double
+  package let amplitudeScale: Double
   /// `frameLength / 2 + 1` powers.
-  let power: UnsafePointer<Double>
+  package let power: UnsafePointer<Double>
   /// `frameLength / 2 + 1` complex values, real and imaginary parts in
   /// turn; or, for a frame transformed with another (`pairing` 0 for the
   /// first, 1 for the second; −1 otherwise), the `frameLength` values of
   /// their joint transform (see `PairedSpectrumAnalyzer`).
-  let values: UnsafePointer<Float>
-  var pairing = -1
+  package let values: UnsafePointer<Float>
+  package var pairing = -1
   /// Room for `2 × (frameLength / 2 + 1)` values: the noise estimate's
   /// work space. Owned by the analyser, like its thread.
-  let scratch: UnsafeMutablePointer<Double>
+  package let scratch: UnsafeMutablePointer<Double>
 
-  var lastBin: Int { frameLength / 2 }
+  package var lastBin: Int { frameLength / 2 }
 
   /// The complex value of `bin`.
-  func value(atBin bin: Int) -> (re: Double, im: Double) {
+  package func value(atBin bin: Int) -> (re: Double, im: Double) {
     guard pairing >= 0 else { return (Double(values[2 * bin]), Double(values[2 * bin + 1])) }
     let mirror = bin == 0 ? 0 : frameLength - bin
     let (re, im) = (values[2 * bin], values[2 * bin + 1])
@@ -43,16 +43,16 @@ struct Spectrum {
 
   /// The power of `bin`, scaled so that a sine's main lobe (five bins)
   /// sums to its squared amplitude.
-  func binPower(_ bin: Int) -> Double { power[bin] * amplitudeScale }
+  package func binPower(_ bin: Int) -> Double { power[bin] * amplitudeScale }
 
   /// The bin nearest `frequency`, clamped to the spectrum.
-  func bin(of frequency: Double) -> Int {
+  package func bin(of frequency: Double) -> Int {
     min(lastBin, max(0, Int((frequency / binWidth).rounded())))
   }
 
   /// Total power of the bins from `low` to `high`, summed four ways at
   /// once (a single running sum waits on every addition).
-  func bandPower(bins low: Int, _ high: Int) -> Double {
+  package func bandPower(bins low: Int, _ high: Int) -> Double {
     let count = max(low, high) - low + 1
     let raw = UnsafeRawPointer(power + low)
     var sums = (SIMD2<Double>(), SIMD2<Double>())
@@ -74,7 +74,7 @@ struct Spectrum {
   /// The power of the broadband noise in the bins from `low` to `high`,
   /// estimated from their 30th percentile: a noise bin's power is
   /// exponentially distributed, and tones and harmonics only lift the top.
-  func noisePower(bins low: Int, _ high: Int) -> Double {
+  package func noisePower(bins low: Int, _ high: Int) -> Double {
     let count = max(low, high) - low + 1
     let rank = count * 3 / 10
     let value = RankSelection.value(
@@ -86,7 +86,7 @@ struct Spectrum {
   /// The strongest bin from `low` (at least 1) to `high` (the first of
   /// equals): the greatest power first, two bins at a time without a branch
   /// on their values, then where it is.
-  func strongestBin(_ low: Int, _ high: Int) -> Int {
+  package func strongestBin(_ low: Int, _ high: Int) -> Int {
     let low = max(1, low)
     let high = max(low, high)
     let raw = UnsafeRawPointer(power)
@@ -106,12 +106,12 @@ struct Spectrum {
 
   /// The power in the main lobe (five bins) around the strongest bin from
   /// `low` to `high`: what `peak` would measure, without refining it.
-  func strongestLobe(bins low: Int, _ high: Int) -> Double {
+  package func strongestLobe(bins low: Int, _ high: Int) -> Double {
     lobe(around: strongestBin(low, high))
   }
 
   /// The power in the main lobe (five bins) centred on `bin`.
-  func lobe(around bin: Int) -> Double {
+  package func lobe(around bin: Int) -> Double {
     if bin >= 2 && bin <= lastBin - 2 {
       return power[bin - 2] + power[bin - 1] + power[bin] + power[bin + 1] + power[bin + 2]
     }
@@ -123,10 +123,12 @@ struct Spectrum {
   /// The strongest peak between bins `low` and `high`, its frequency
   /// refined by a parabola through the log powers of the peak bin and its
   /// two neighbours; `nil` when the band is silent.
-  func peak(bins low: Int, _ high: Int) -> SpectralPeak? { peak(at: strongestBin(low, high)) }
+  package func peak(bins low: Int, _ high: Int) -> SpectralPeak? {
+    peak(at: strongestBin(low, high))
+  }
 
   /// The peak at `best` (a band's strongest bin, not 0), refined as `peak(bins:)` does.
-  func peak(at best: Int) -> SpectralPeak? {
+  package func peak(at best: Int) -> SpectralPeak? {
     guard power[best] > 0 else { return nil }
     // The spectrum of a real signal mirrors at 0 and at half the rate.
     let left = power[best - 1]

@@ -1,4 +1,4 @@
-internal import CFFTW
+package import CFFTW
 import Synchronization
 
 #if canImport(Glibc)
@@ -39,11 +39,11 @@ public final class SpectrumAnalyzer {
   private let amplitudeScale: Double
 
   /// FFTW's planner is not thread-safe (transforms are): every plan in this
-  /// module is made and destroyed under this one lock.
+  /// package is made and destroyed under this one lock.
   static let plannerLock = Mutex(())
 
   /// The plan `make` returns, made under `plannerLock`. Any thread.
-  static func makePlan(_ make: () -> fftwf_plan?) -> fftwf_plan {
+  package static func makePlan(_ make: () -> fftwf_plan?) -> fftwf_plan {
     nonisolated(unsafe) let make = make
     nonisolated(unsafe) var planned: fftwf_plan?
     plannerLock.withLock { _ in planned = make() }
@@ -51,7 +51,7 @@ public final class SpectrumAnalyzer {
   }
 
   /// Destroys `plan` under `plannerLock`. Any thread.
-  static func destroyPlan(_ plan: fftwf_plan) {
+  package static func destroyPlan(_ plan: fftwf_plan) {
     nonisolated(unsafe) let plan = plan
     plannerLock.withLock { _ in fftwf_destroy_plan(plan) }
   }

@@ -1,6 +1,6 @@
 import Console
 import Foundation
-import SignalDSP
+import Metering
 import Testing
 
 @Suite struct LiveMeterViewTests {

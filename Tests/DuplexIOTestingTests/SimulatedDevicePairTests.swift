@@ -8,8 +8,7 @@ import Testing
   @Test(arguments: SampleFormat.allCases)
   func capturesTheRampInEveryFormat(format: SampleFormat) throws {
     let device = SimulatedDevicePair(periodFrames: 16, format: format)
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.duplex)
     configuration.inputChannelCount = 2
     let granted = try device.open(configuration)
     #expect(granted.inputFormat == format && granted.outputFormat == format)
@@ -27,8 +26,7 @@ import Testing
 
   @Test func faultsAreTakenOnce() throws {
     let device = SimulatedDevicePair(periodFrames: 8)
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.duplex)
     _ = try device.open(configuration)
     let raw = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 16)
     defer { raw.deallocate() }

@@ -15,7 +15,7 @@ final class RecordingClient: DuplexClient, @unchecked Sendable {
   var firstSamples = [Float]()
   var preparedFormats = [IOFormat]()
   var audioThread: pthread_t?
-  var buffer = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+  let buffer = SampleBuffer()
 
   init() {
     order.reserveCapacity(20_000)
@@ -25,11 +25,9 @@ final class RecordingClient: DuplexClient, @unchecked Sendable {
     firstSamples.reserveCapacity(20_000)
   }
 
-  deinit { buffer.deallocate() }
-
   func prepare(for format: IOFormat) {
     preparedFormats.append(format)
-    buffer = .allocate(capacity: format.maximumFrameCount * (format.input?.channelCount ?? 1))
+    buffer.resize(to: format.maximumFrameCount * (format.input?.channelCount ?? 1))
   }
 
   func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
@@ -52,8 +50,7 @@ final class RecordingClient: DuplexClient, @unchecked Sendable {
 }
 
 func duplexConfiguration(channels: Int = 1) -> DuplexConfiguration {
-  var configuration = DuplexConfiguration()
-  configuration.isInputEnabled = true
+  var configuration = DuplexConfiguration(.duplex)
   configuration.inputChannelCount = channels
   configuration.outputChannelCount = channels
   configuration.alsa.usesRealtimePriority = false

@@ -76,4 +76,62 @@ import Testing
     #expect(result.status != 0)
     #expect(result.errorOutput.contains("--exec needs a command"), "\(result.errorOutput)")
   }
+
+  /// Five ZVEI calls in a row, half a second apart.
+  func fiveCalls() throws -> String {
+    var parts = [String]()
+    for call in ["12345", "23456", "34567", "45678", "56789"] {
+      let sent = file("call-\(call).wav")
+      let padded = file("padded-\(call).wav")
+      #expect(try MicLoopBinary.run(["send", "--plan", "zvei1", call, "-o", sent]).status == 0)
+      try MicLoopBinary.shell(["sox", "-V1", sent, padded, "pad", "0", "0.5"])
+      parts.append(padded)
+    }
+    let all = file("five.wav")
+    try MicLoopBinary.shell(["sox", "-V1"] + parts + [all])
+    return all
+  }
+
+  @Test func callsWaitForAFreeSlotInsteadOfBeingDropped() throws {
+    // Every tone takes a slot too: with a slow command the slots fill
+    // before the later calls come.
+    let log = file("calls.txt")
+    let result = try MicLoopBinary.run([
+      "tones", "--plan", "zvei1", "--input", try fiveCalls(), "--exec",
+      "sleep 0.2; [ \"$MICLOOP_EVENT\" = sequence ] && echo \"$MICLOOP_TEXT\" >> \(log); exit 0",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let calls = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").sorted()
+    #expect(calls == ["12345", "23456", "34567", "45678", "56789"], "\(result.errorOutput)")
+  }
+
+  @Test func aCommandThatNeverEndsIsStoppedByAStopRequest() throws {
+    let started = Date()
+    let result = try MicLoopBinary.script(
+      """
+      $M tones --plan zvei1 --input '\(try fiveCalls())' --exec 'sleep 100000' > /dev/null &
+      pid=$!
+      sleep 1.5
+      kill -INT $pid
+      wait $pid
+      echo "status $?"
+      pgrep -x sleep -a | grep -q 100000 && echo "still running"
+      exit 0
+      """, directory: directory)
+    #expect(result.output.contains("status 0"), "\(result.output) \(result.errorOutput)")
+    #expect(!result.output.contains("still running"))
+    #expect(Date().timeIntervalSince(started) < 6)
+  }
+
+  @Test func aCommandInheritsNoDescriptorButTheStandardThree() throws {
+    let listing = file("descriptors.txt")
+    let result = try MicLoopBinary.run([
+      "tones", "--plan", "ccir", "--input", try twoCalls(), "--exec",
+      "[ \"$MICLOOP_EVENT\" = sequence ] || exit 0; ls -l /proc/$$/fd/ > \(listing)",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let listed = try String(contentsOfFile: listing, encoding: .utf8)
+    // The shell's own three, and the listing it writes: not the input file.
+    #expect(listed.contains("pipe:") && !listed.contains("both.wav"), "\(listed)")
+  }
 }

@@ -218,3 +218,265 @@ import Testing
     #expect(result.errorOutput.contains("10000000 Hz"), "\(result.errorOutput)")
   }
 }
+
+/// Inputs that are not what they seem: endless devices, live streams,
+/// containers that must be whole, interrupted and damaged files, MPEG in a
+/// WAV. Each command gives what it could read and one line.
+@Suite struct HostileInputFileTests {
+  let directory: URL
+  let tone: String
+
+  init() throws {
+    directory = try MicLoopBinary.temporaryDirectory()
+    tone = directory.appendingPathComponent("tone.wav").path
+    try MicLoopBinary.shell([
+      "sox", "-n", "-r", "48000", "-b", "16", tone, "synth", "2", "sine", "1000", "vol", "0.5",
+    ])
+  }
+
+  func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+  func shell(_ script: String) throws -> MicLoopBinary.Result {
+    try MicLoopBinary.script(script, directory: directory)
+  }
+
+  func converted(_ name: String) throws -> String {
+    try MicLoopBinary.shell(["sox", tone, file(name)])
+    return file(name)
+  }
+
+  @Test func zerosWithoutAHeaderAreRefusedAtOnceInOneLine() throws {
+    // `timeout` bounds what used to copy standard input to /tmp for ever.
+    for command in [
+      "timeout 20 \"$M\" meter --input - < /dev/zero",
+      "timeout 20 \"$M\" tones --plan dtmf --input - < /dev/zero",
+      "timeout 20 \"$M\" meter --input /dev/zero",
+      "timeout 20 \"$M\" plot --input - --output \"$DIR/zeros.png\" < /dev/zero",
+    ] {
+      let result = try shell(command)
+      #expect(result.status == 65, "\(command): \(result.status) \(result.errorOutput)")
+      #expect(result.errorLines.count == 1, "\(command): \(result.errorOutput)")
+      #expect(result.errorOutput.contains("not an audio file"), "\(command): \(result.errorOutput)")
+      if !command.contains("plot") {
+        #expect(result.errorOutput.contains("--raw --rate"), "\(command): \(result.errorOutput)")
+      }
+    }
+  }
+
+  @Test func endlessHeaderlessZerosStream() throws {
+    for command in [
+      "\"$M\" meter --input - --raw --rate 8000 --json < /dev/zero | head -1",
+      "\"$M\" meter --input /dev/zero --raw --rate 8000 --json | head -1",
+    ] {
+      let result = try shell(command)
+      #expect(
+        result.output.hasPrefix(#"{"event":"level","time":0.100"#), "\(command): \(result.output)")
+      #expect(!result.errorOutput.contains("empty"), "\(command): \(result.errorOutput)")
+    }
+  }
+
+  /// A live stream (a radio's encoder, a recorder's pipe) is decoded as it
+  /// arrives: the first reading comes while the writer still holds the
+  /// pipe open.
+  @Test(arguments: ["flac", "ogg"])
+  func aLiveStreamIsDecodedBeforeItEnds(_ format: String) throws {
+    let path = try converted("live.\(format)")
+    let result = try shell(
+      "(cat '\(path)'; sleep 3; touch \"$DIR/closed-\(format)\") | \"$M\" meter --input - --json | (head -1; test -e \"$DIR/closed-\(format)\" && echo late || echo early)"
+    )
+    let lines = result.output.split(separator: "\n")
+    #expect(lines.first?.hasPrefix(#"{"event":"level""#) == true, "\(result.output)")
+    #expect(lines.last == "early", "\(result.output)")
+  }
+
+  @Test func aContainerThatMustBeWholeIsHeldInTMPDIR() throws {
+    let aiff = try converted("tone.aiff")
+    let held = try shell(
+      "mkdir -p \"$DIR/held\"; cat '\(aiff)' | TMPDIR=\"$DIR/held\" \"$M\" meter --input - --json | tail -1"
+    )
+    #expect(held.status == 0 && held.output.contains(#""duration":2.000"#), "\(held.output)")
+    // Nothing is left behind in it.
+    let left = try FileManager.default.contentsOfDirectory(atPath: file("held"))
+    #expect(left.isEmpty, "\(left)")
+    let refused = try shell("cat '\(aiff)' 2>/dev/null | TMPDIR=\"$DIR/missing\" \"$M\" meter --input -")
+    #expect(refused.status == 1, "\(refused.errorOutput)")
+    #expect(refused.errorLines.count == 1, "\(refused.errorOutput)")
+    #expect(refused.errorOutput.contains(file("missing")), "\(refused.errorOutput)")
+    #expect(refused.errorOutput.contains("TMPDIR"), "\(refused.errorOutput)")
+  }
+
+  /// A FLAC whose writer was killed has 0 ("unknown") as its length: every
+  /// command reads it whole, as sox does.
+  @Test func anInterruptedFLACIsReadWhole() throws {
+    let cut = file("killed.flac")
+    _ = try shell(
+      "\"$M\" tone -f 1000 --duration 3600 --output '\(cut)' & sleep 0.3; kill -KILL $!; wait")
+    let sox = try shell("sox '\(cut)' -n stat 2>&1 | grep 'Samples read'")
+    let samples = Double(sox.output.split(whereSeparator: \.isWhitespace).last ?? "") ?? 0
+    #expect(samples > 4_800, "\(sox.output)")
+    let meter = try MicLoopBinary.run(["meter", "--input", cut, "--json"])
+    #expect(meter.status == 0 && meter.errorOutput.isEmpty, "\(meter.errorOutput)")
+    let duration = meter.lastJSONObject?["duration"] as? Double ?? 0
+    #expect(abs(duration - samples / 48_000) < 0.001, "\(duration) s, sox \(samples) samples")
+    for arguments in [
+      ["tones", "--plan", "dtmf", "--input", cut], ["plot", "--input", cut, "-o", file("k.png")],
+    ] {
+      let result = try MicLoopBinary.run(arguments)
+      #expect(
+        result.status == 0 && result.errorOutput.isEmpty, "\(arguments): \(result.errorOutput)")
+    }
+  }
+
+  @Test func mpegInAWAVGetsMicloopsLineAlone() throws {
+    let path = file("mpeg.wav")
+    try TestFiles.wavClaimingMPEG().write(to: URL(fileURLWithPath: path))
+    for command in [
+      "\"$M\" meter --input '\(path)'", "\"$M\" tones --plan dtmf --input '\(path)'",
+      "\"$M\" plot --input '\(path)' -o \"$DIR/mpeg.png\"", "\"$M\" meter --input - < '\(path)'",
+      "cat '\(path)' 2>/dev/null | \"$M\" meter --input -",
+    ] {
+      let result = try shell(command)
+      #expect(result.status == 65, "\(command): \(result.status)")
+      #expect(result.errorLines.count == 1, "\(command): \(result.errorOutput)")
+      #expect(result.errorOutput.hasPrefix("micloop: error:"), "\(command): \(result.errorOutput)")
+      #expect(result.errorOutput.contains("0x55"), "\(command): \(result.errorOutput)")
+    }
+  }
+
+  /// meter, tones and plot on the same cut file: each gives its results
+  /// (plot draws), then the same line, status 65.
+  @Test func everyCommandSaysTheSameOfACutFile() throws {
+    let flac = try converted("whole.flac")
+    var cuts = [String]()
+    for (source, fractions) in [(tone, [0.3, 0.52, 0.9]), (flac, [0.11, 0.27, 0.5, 0.78])] {
+      let whole = try Data(contentsOf: URL(fileURLWithPath: source))
+      for fraction in fractions {
+        let cut = file("cut-\(fraction)-" + (source.split(separator: "/").last ?? ""))
+        try whole.prefix(Int(Double(whole.count) * fraction)).write(to: URL(fileURLWithPath: cut))
+        cuts.append(cut)
+      }
+    }
+    for cut in cuts {
+      let picture = cut + ".png"
+      let results = [
+        try MicLoopBinary.run(["meter", "--input", cut, "--json"]),
+        try MicLoopBinary.run(["tones", "--plan", "dtmf", "--input", cut, "--json"]),
+        try MicLoopBinary.run(["plot", "--input", cut, "--output", picture, "--json"]),
+      ]
+      for result in results {
+        #expect(result.exitedNormally && result.status == 65, "\(cut): \(result.status)")
+        #expect(result.errorLines.count == 1, "\(cut): \(result.errorOutput)")
+        #expect(result.errorOutput.contains("the results cover"), "\(cut): \(result.errorOutput)")
+        // The results came first.
+        #expect(result.lastJSONObject != nil, "\(cut): \(result.output)")
+      }
+      #expect(Set(results.map(\.errorOutput)).count == 1, "\(cut): \(results.map(\.errorOutput))")
+      #expect(FileManager.default.fileExists(atPath: picture))
+    }
+  }
+}
+
+/// `plot` on absurd data and into outputs that fail.
+@Suite struct HostilePlotTests {
+  let directory: URL
+  let tone: String
+
+  init() throws {
+    directory = try MicLoopBinary.temporaryDirectory()
+    tone = directory.appendingPathComponent("tone.wav").path
+    try MicLoopBinary.shell([
+      "sox", "-n", "-r", "48000", "-b", "16", tone, "synth", "1", "sine", "1000", "vol", "0.5",
+    ])
+  }
+
+  func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+  func shell(_ script: String) throws -> MicLoopBinary.Result {
+    try MicLoopBinary.script(script, directory: directory)
+  }
+
+  /// Samples of 1e23 and more overflow the spectrum to infinity; the plot
+  /// is still drawn (`timeout` bounds what used to spin for ever).
+  @Test(arguments: [(1e23, 1), (1e38, 50), (Double(Float.greatestFiniteMagnitude), 1)])
+  func absurdSamplesAreDrawn(_ value: Double, _ count: Int) throws {
+    var samples = (0..<48_000).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }
+    for index in 0..<count { samples[1_000 + index * 900] = Float(value) }
+    let path = file("absurd-\(count).wav")
+    let writer = try AudioFileWriter(
+      path: path, sampleRate: 48_000, channelCount: 1, encoding: .float)
+    try writer.write(samples)
+    writer.close()
+    let picture = file("absurd-\(count).png")
+    let result = try shell("timeout 30 \"$M\" plot --input '\(path)' --output '\(picture)'")
+    #expect(result.status == 0 || result.status == 65, "\(result.status): \(result.errorOutput)")
+    #expect(result.errorLines.count <= 1, "\(result.errorOutput)")
+    #expect(FileManager.default.fileExists(atPath: picture))
+  }
+
+  /// Every failure to write names its reason and fix in one line, and
+  /// leaves no file, partial or temporary, behind.
+  @Test func writeFailuresNameTheReasonAndLeaveNothing() throws {
+    let full = file("full.png")
+    try FileManager.default.createSymbolicLink(atPath: full, withDestinationPath: "/dev/full")
+    var cases: [(script: String, reason: String)] = [
+      ("\"$M\" plot --input '\(tone)' --output \"$DIR/missing/p.png\"", "does not exist"),
+      ("\"$M\" plot --input '\(tone)' --output '\(full)'", "No space left"),
+    ]
+    for format in ["png", "svg", "pdf"] {
+      // A file size limit fails the writes part-way, as a full disk does.
+      cases.append(
+        (
+          "mkdir -p \"$DIR/small\"; trap '' XFSZ; ulimit -f 16; \"$M\" plot --input '\(tone)' --output \"$DIR/small/p.\(format)\"",
+          "File too large"
+        ))
+    }
+    for item in cases {
+      let result = try shell(item.script)
+      #expect(result.status == 1, "\(item.script): \(result.status)")
+      #expect(result.errorLines.count == 1, "\(item.script): \(result.errorOutput)")
+      #expect(result.errorOutput.contains(item.reason), "\(item.script): \(result.errorOutput)")
+      #expect(!result.errorOutput.contains("output stream"), "\(result.errorOutput)")
+    }
+    let left = try FileManager.default.contentsOfDirectory(atPath: file("small"))
+    #expect(left.isEmpty, "\(left)")
+    // The symbolic link still points at the device.
+    let link = try FileManager.default.destinationOfSymbolicLink(atPath: full)
+    #expect(link == "/dev/full")
+  }
+
+  @Test func aPlotReplacesAnOlderOneWhole() throws {
+    let picture = file("p.svg")
+    try Data("old".utf8).write(to: URL(fileURLWithPath: picture))
+    let result = try MicLoopBinary.run(["plot", "--input", tone, "--output", picture])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let text = try String(contentsOfFile: picture, encoding: .utf8)
+    #expect(text.hasPrefix("<?xml") && text.hasSuffix("</svg>\n"))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 2)
+  }
+
+  @Test func optionsPlotDoesNotUseAreRefused() throws {
+    for option in [["--exec", "true"], ["--repeat-window", "1"]] {
+      let result = try MicLoopBinary.run(
+        ["plot", "--input", tone, "--output", file("x.png")] + option)
+      #expect(result.status == 64, "\(option): \(result.status)")
+      #expect(result.errorLines.count == 1, "\(option): \(result.errorOutput)")
+    }
+    let help = try MicLoopBinary.run(["plot", "--help"])
+    #expect(!help.output.contains("--exec") && !help.output.contains("--repeat-window"))
+    #expect(help.output.contains("--tolerance"))
+  }
+
+  /// A header claiming 2^31 − 1 Hz on 200 kB of audio: memory follows the
+  /// audio's length, not the rate (it took 2.4 GB).
+  @Test func aClaimedRateDoesNotSizeThePlot() throws {
+    let path = file("fast.wav")
+    try TestFiles.writeWAVHeaderClaiming(rate: 2_147_483_647, samples: 100_000, to: path)
+    let result = try shell(
+      "/usr/bin/time -f 'peak %M KB' \"$M\" plot --input '\(path)' --output \"$DIR/fast.png\"")
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let peak =
+      result.errorOutput.split(separator: "\n").last { $0.hasPrefix("peak") }
+      .flatMap { Int($0.split(separator: " ")[1]) } ?? .max
+    #expect(peak < 300_000, "\(result.errorOutput)")
+  }
+}

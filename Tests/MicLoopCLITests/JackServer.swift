@@ -42,6 +42,16 @@ final class JackServer {
     environment["JACK_DEFAULT_SERVER"] = name
     environment["ALSA_CONFIG_PATH"] = "/usr/share/alsa/alsa.conf:\(configuration)"
     self.environment = environment
+    try launch()
+  }
+
+  /// A server name of this test process's own: other people's test runs on
+  /// the same machine use other names. Stopped with SIGTERM (or started
+  /// again under the same name after a crash), it leaves JACK's registry clean.
+  static func uniqueName(_ tag: String) -> String { "micloop-\(tag)-\(getpid())" }
+
+  /// Starts jackd under this server's name and waits until it answers.
+  private func launch() throws {
     let server = try SpawnedProcess(
       [
         "jackd", "-n", name, "-d", "dummy", "-r", "48000", "-p", String(periodFrames),
@@ -56,6 +66,33 @@ final class JackServer {
     }
     stop()
     throw VirtualDevices.StartFailure(description: "the private JACK server did not answer")
+  }
+
+  /// Kills the server outright (SIGKILL), as a crash would.
+  func crash() {
+    server?.signal(SIGKILL)
+    server?.wait()
+    server = nil
+  }
+
+  /// Starts the server again under the same name (after `crash`).
+  func restart() throws { try launch() }
+
+  /// The connections of every port, as `jack_lsp -c` lists them.
+  func connections() throws -> [String: [String]] {
+    let lines = try SpawnedProcess(["jack_lsp", "-c"], environment: environment).result().output
+      .split(separator: "\n").map(String.init)
+    var result = [String: [String]]()
+    var port: String?
+    for line in lines {
+      if line.hasPrefix(" ") || line.hasPrefix("\t") {
+        if let port { result[port, default: []].append(line.trimmingCharacters(in: .whitespaces)) }
+      } else {
+        port = line
+        result[line] = result[line] ?? []
+      }
+    }
+    return result
   }
 
   deinit { stop() }

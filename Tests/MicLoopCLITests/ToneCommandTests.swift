@@ -1,7 +1,7 @@
 import AudioFiles
 import Foundation
+import Metering
 import MicLoopKit
-import SignalDSP
 import Testing
 
 /// `micloop tone` into files and on a virtual speaker.

@@ -1,7 +1,7 @@
 import AudioFiles
 import Foundation
+import Metering
 import MicLoopKit
-import SignalDSP
 import TestSupport
 import Testing
 

@@ -4,6 +4,8 @@ import MicLoopKit
 import SignalDSP
 import TestSupport
 import Testing
+import ToneDecoding
+import TonePlans
 
 /// Decoding a file on two threads (the reader measuring ahead, and at
 /// higher rates leaving some decimation to the decoder) gives exactly the

@@ -1,6 +1,7 @@
 import DuplexIO
 import DuplexIOTesting
 import MicLoopKit
+import SignalDSP
 import TestSupport
 import Testing
 
@@ -21,8 +22,7 @@ import Testing
     settings.meter?.measuresLoudness = true
     let processor = LiveProcessor(settings: settings)
     let client = WatchedClient(processor)
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.duplex)
     configuration.inputChannelCount = channels
     configuration.outputChannelCount = channels
     configuration.alsa.usesRealtimePriority = false
@@ -37,9 +37,10 @@ import Testing
     var lastRecorded: Float = -1
     func drain() {
       processor.events.drain { events += $0.count }
-      processor.recording?.drain {
-        recorded += $0.count
-        if let last = $0.last { lastRecorded = last }
+      processor.recording?.drain { block in
+        #expect(block.streamFrame == Int64(recorded / block.channelCount))
+        recorded += block.samples.count
+        if let last = block.samples.last { lastRecorded = last }
       }
       processor.analysis?.drain { analysed += $0.count }
     }
@@ -62,6 +63,58 @@ import Testing
     #expect(analysed == frames)
     // The device's ramp arrives intact through the format conversion.
     #expect(lastRecorded == SimulatedDevicePair.capturedSample(frames - 1))
+    #expect(counted == 0)
+  }
+
+  /// The guarded loopback in a room that howls: notches placed, deepened and
+  /// lifted, the duck down and back up, gains switched on schedule — on the
+  /// audio thread, without one allocation.
+  @Test func guardedLoopbackNeverAllocatesWhileItHowls() throws {
+    let response = try RoomFixtures.response("living")
+    var random = SplitMix(seed: 31)
+    let talker = (0..<(8 * 48_000)).map { _ in Float.random(in: -0.017...0.017, using: &random) }
+    var settings = LiveSettings()
+    settings.meter?.measuresLoudness = true
+    settings.isRecording = true
+    settings.gainDecibels = -3
+    settings.gainChanges = [
+      GainChange(time: 1, decibels: 10), GainChange(time: 2, decibels: 14),
+      GainChange(time: 4, decibels: -3),
+    ]
+    var guardSettings = HowlGuardSettings()
+    guardSettings.liftDelay = 1
+    guardSettings.liftInterval = 0.2
+    guardSettings.duckHold = 0.5
+    // Shallow notches that cannot go deep: the howls grow through them, are
+    // deepened, and are then ducked.
+    guardSettings.minimumDepth = 3
+    guardSettings.depthPerGrowth = 0
+    guardSettings.maximumDepth = 6
+    guardSettings.simultaneousHowls = 8
+    guardSettings.duckLevel = 0
+    settings.feedbackGuard = guardSettings
+    let processor = LiveProcessor(settings: settings)
+    let client = WatchedClient(processor)
+    var configuration = DuplexConfiguration(.duplex)
+    configuration.alsa.usesRealtimePriority = false
+    configuration.settlingTime = 0
+    let device = SimulatedDevicePair(
+      periodFrames: 256, format: .float,
+      room: SimulatedRoom(impulseResponse: response, talker: talker))
+    let unit = DuplexUnit(configuration: configuration, backend: device, client: client)
+    try unit.initialize()
+    try unit.start()
+    var actions = Set<HowlGuardEvent.Action>()
+    for step in 1...30 {
+      device.advance(periods: 50)
+      #expect(device.waitUntilCompleted(step * 50))
+      processor.feedbackEvents.drain { for event in $0 { actions.insert(event.action) } }
+      processor.events.drain { _ in }
+      processor.recording?.drain { _ in }
+    }
+    let counted = client.allocations.load(ordering: .acquiring)
+    unit.stop()
+    #expect(actions == Set(HowlGuardEvent.Action.allCases), "\(actions)")
     #expect(counted == 0)
   }
 }

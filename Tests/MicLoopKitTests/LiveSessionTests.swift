@@ -6,8 +6,7 @@ import Testing
 
 @Suite struct LiveSessionTests {
   func session(_ device: SimulatedDevicePair) throws -> LiveSession<SimulatedDevicePair> {
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.duplex)
     configuration.captureDevice = "sim:mic"
     configuration.alsa.usesRealtimePriority = false
     configuration.settlingTime = 0
@@ -69,8 +68,7 @@ import Testing
     #expect((Double(20 * 64) / 48_000...Double(21 * 64) / 48_000).contains(lost.duration))
 
     let backDevice = SimulatedDevicePair(periodFrames: 64, clock: .freeRunning)
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = true
+    var configuration = DuplexConfiguration(.duplex)
     configuration.alsa.usesRealtimePriority = false
     configuration.settlingTime = 0
     let second = try LiveSession(

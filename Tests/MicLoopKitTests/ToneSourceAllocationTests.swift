@@ -1,9 +1,9 @@
 import DuplexIO
 import DuplexIOTesting
 import MicLoopKit
-import SignalDSP
 import TestSupport
 import Testing
+import TonePlans
 
 @Suite(.serialized) struct ToneSourceAllocationTests {
   /// Sending a whole 5-tone call and a DTMF string (tone switches, fades,
@@ -14,8 +14,7 @@ import Testing
       + TonePlan.dtmf.schedule(for: "0123456789*#", sampleRate: 48_000)
     let source = ToneSource(segments: segments, amplitude: 0.3, sampleRate: 48_000, channelCount: 1)
     let client = WatchedClient(source)
-    var configuration = DuplexConfiguration()
-    configuration.isInputEnabled = false
+    var configuration = DuplexConfiguration(.playback)
     configuration.alsa.usesRealtimePriority = false
     configuration.settlingTime = 0
     let device = SimulatedDevicePair(periodFrames: 128)

@@ -1,6 +1,5 @@
 import Foundation
 import SignalDSP
-import TestSupport
 import Testing
 
 @Suite struct FilterTests {
@@ -29,35 +28,6 @@ import Testing
       if n > 8_000 { peak = max(peak, abs(y)) }
     }
     #expect(abs(Double(peak) - filter.magnitude(at: 2000, sampleRate: rate)) < 0.01)
-  }
-
-  /// Two channels filtered as one two-lane recursion equal each filtered alone.
-  @Test func speechBandPairEqualsEachChannelAlone() {
-    var random = SplitMix(seed: 3)
-    let first = (0..<4000).map { _ in Float.random(in: -1...1, using: &random) }
-    let second = (0..<4000).map { _ in Float.random(in: -1...1, using: &random) }
-    var aloneFirst = first
-    var aloneSecond = second
-    var filterA = SpeechBandFilter(rate: 8000)
-    var filterB = SpeechBandFilter(rate: 8000)
-    filterA.process(&aloneFirst, count: 4000)
-    filterB.process(&aloneSecond, count: 4000)
-    var pairFirst = first
-    var pairSecond = second
-    var pairA = SpeechBandFilter(rate: 8000)
-    var pairB = SpeechBandFilter(rate: 8000)
-    // Two calls, so the state carried between blocks is checked too.
-    for range in [0..<1500, 1500..<4000] {
-      pairFirst.withUnsafeMutableBufferPointer { a in
-        pairSecond.withUnsafeMutableBufferPointer { b in
-          SpeechBandFilter.process(
-            &pairA, a.baseAddress! + range.lowerBound, &pairB, b.baseAddress! + range.lowerBound,
-            count: range.count)
-        }
-      }
-    }
-    #expect(pairFirst == aloneFirst)
-    #expect(pairSecond == aloneSecond)
   }
 
   @Test func boxcarDecimatorIsIndependentOfBlockSize() {

@@ -1,6 +1,8 @@
 import Foundation
 import SignalDSP
+import TestSupport
 import Testing
+import TonePlans
 
 /// The click blanker: clicks out, everything else through untouched.
 @Suite struct ImpulseBlankerTests {

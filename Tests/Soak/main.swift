@@ -10,7 +10,8 @@ import DuplexIO
 import DuplexIOTesting
 import Foundation
 import MicLoopKit
-import SignalDSP
+import ToneDecoding
+import TonePlans
 
 let hours = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 24 : 24
 let rate = 8_000
@@ -47,9 +48,7 @@ func fail(_ message: String) -> Never {
   exit(1)
 }
 
-var configuration = DuplexConfiguration()
-configuration.isInputEnabled = true
-configuration.isOutputEnabled = true
+var configuration = DuplexConfiguration(.duplex)
 configuration.sampleRate = rate
 configuration.periodFrames = 512
 configuration.alsa.usesRealtimePriority = false

@@ -76,3 +76,35 @@ extension TestFiles {
     try data.write(to: URL(fileURLWithPath: path))
   }
 }
+
+extension TestFiles {
+  /// A WAV whose format tag says MPEG layer 3 (0x55) but whose data is a
+  /// plain 16-bit tone, as a mutated header makes it.
+  public static func wavClaimingMPEG() -> Data {
+    var data = Data()
+    func append<T: FixedWidthInteger>(_ value: T) {
+      withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
+    }
+    let samples = (0..<48_000).map {
+      Int16(8_000 * sin(2 * Double.pi * 1_000 * Double($0) / 48_000))
+    }
+    data.append(contentsOf: Array("RIFF".utf8))
+    append(UInt32(4 + 8 + 30 + 8 + samples.count * 2))
+    data.append(contentsOf: Array("WAVEfmt ".utf8))
+    append(UInt32(30))
+    append(UInt16(0x55))
+    append(UInt16(1))
+    append(UInt32(48_000))
+    append(UInt32(96_000))
+    append(UInt16(2))
+    append(UInt16(16))
+    // MPEGLAYER3WAVEFORMAT's extra bytes.
+    for value: UInt16 in [12, 1] { append(value) }
+    append(UInt32(2))
+    for value: UInt16 in [1_152, 1, 0] { append(value) }
+    data.append(contentsOf: Array("data".utf8))
+    append(UInt32(samples.count * 2))
+    for sample in samples { append(sample) }
+    return data
+  }
+}

@@ -1,4 +1,5 @@
-import SignalDSP
+import ToneDecoding
+import TonePlans
 
 /// One input: a plan name on the first line, a text to send after it, as
 /// `--plan` and `send` take them. The plan is built, scheduled for the text

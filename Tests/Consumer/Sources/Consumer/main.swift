@@ -6,13 +6,14 @@ import DuplexIOTesting
 import Foundation
 import MicLoopKit
 import SignalDSP
+import TonePlans
 
 final class HalfGain: DuplexClient {
   let gain = RampedParameter(value: 0.5, rampFrames: 0)
-  var buffer = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+  let buffer = SampleBuffer()
 
   func prepare(for format: IOFormat) {
-    buffer = .allocate(capacity: format.maximumFrameCount * (format.input?.channelCount ?? 1))
+    buffer.resize(to: format.maximumFrameCount * (format.input?.channelCount ?? 1))
   }
 
   func inputAvailable(_ input: CapturedInput, timeStamp: AudioTimeStamp, flags: IOFlags) {
@@ -22,15 +23,15 @@ final class HalfGain: DuplexClient {
   func renderOutput(
     _ output: OutputPeriod, timeStamp: AudioTimeStamp, flags: IOFlags, isSilence: inout Bool
   ) {
-    output.samples.baseAddress!.update(from: buffer, count: output.frameCount * output.channelCount)
+    output.samples.baseAddress!.update(
+      from: buffer.baseAddress, count: output.frameCount * output.channelCount)
     gain.scale(
       output.samples.baseAddress!, frameCount: output.frameCount, channelCount: output.channelCount)
     isSilence = false
   }
 }
 
-var configuration = DuplexConfiguration()
-configuration.isInputEnabled = true
+var configuration = DuplexConfiguration(.duplex)
 configuration.alsa.usesRealtimePriority = false
 let device = SimulatedDevicePair(periodFrames: 256, clock: .freeRunning, format: .s16)
 let unit = DuplexUnit(configuration: configuration, backend: device, client: HalfGain())

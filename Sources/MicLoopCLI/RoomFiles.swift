@@ -1,0 +1,63 @@
+import AudioFiles
+
+/// The files of a simulated room on the command line: its impulse
+/// response and a talker, read whole and folded to mono. Control thread.
+enum RoomFiles {
+  /// The longest impulse response taken, in seconds (a large hall rings
+  /// for a few seconds; longer is a wrong file).
+  static let longestResponse = 10.0
+
+  /// Every frame of `path` folded to mono (the mean of its channels), and its rate.
+  static func readMono(_ path: String) throws -> (samples: [Float], rate: Int) {
+    let reader: AudioFileReader
+    do { reader = try AudioFileReader(path: path) } catch { throw CommandFailure(error) }
+    let channels = reader.channelCount
+    let block = 16_384
+    var buffer = [Float](repeating: 0, count: block * channels)
+    var samples = [Float]()
+    while true {
+      let frames: Int
+      do {
+        frames = try buffer.withUnsafeMutableBufferPointer { (pointer) throws(AudioFileError) in
+          try reader.read(into: pointer.baseAddress!, frameCount: block)
+        }
+      } catch { throw CommandFailure(error) }
+      if frames == 0 { break }
+      for frame in 0..<frames {
+        var sum: Float = 0
+        for channel in 0..<channels { sum += buffer[frame * channels + channel] }
+        samples.append(sum / Float(channels))
+      }
+    }
+    return (samples, Int(reader.sampleRate.rounded()))
+  }
+
+  /// The room's impulse response: at most `longestResponse` seconds, not silent.
+  static func response(_ path: String) throws -> (samples: [Float], rate: Int) {
+    let response = try readMono(path)
+    guard !response.samples.isEmpty, response.samples.contains(where: { $0 != 0 }) else {
+      throw CommandFailure(
+        message:
+          "\(path): the impulse response is silent; give a room's response (speaker to microphone)")
+    }
+    guard Double(response.samples.count) <= longestResponse * Double(response.rate) else {
+      throw CommandFailure(
+        message:
+          "\(path): the impulse response is longer than \(Int(longestResponse)) s; cut it (sox \(path) short.wav trim 0 2)"
+      )
+    }
+    return response
+  }
+
+  /// The talker, at the room's rate.
+  static func talker(_ path: String, rate: Int, room: String) throws -> [Float] {
+    let talker = try readMono(path)
+    guard talker.rate == rate else {
+      throw CommandFailure(
+        message:
+          "\(path) is \(talker.rate) Hz but the room \(room) is \(rate) Hz; resample it (sox \(path) -r \(rate) talker-\(rate).wav)"
+      )
+    }
+    return talker.samples
+  }
+}

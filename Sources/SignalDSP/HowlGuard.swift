@@ -1,0 +1,258 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Feedback (howl) protection for a live output: notches placed at the
+/// frequency of a howl as it grows, deepened while it keeps growing
+/// through them, lifted after a quiet time; and a broadband duck as the
+/// last resort.
+///
+/// It sits in the output path and adds no latency: the notches are IIR
+/// filters (`NotchBank`), the duck a gain; the detector
+/// (`HowlDetector`) reads the output after both, so a notch that is too
+/// shallow shows the howl still growing and is deepened. While no notch is
+/// set and the duck is at unity the guard leaves every sample untouched,
+/// bit for bit.
+///
+/// `prepare`-time work happens in `init` (FFTW plans, buffers); `process`
+/// runs on the audio thread and never allocates, locks or throws: what it
+/// does comes back through `emit` as plain `HowlGuardEvent` values (the
+/// live job pushes them into a ring for the control thread).
+public final class HowlGuard: @unchecked Sendable {
+  public let settings: HowlGuardSettings
+  public let sampleRate: Double
+  public let channelCount: Int
+  /// The notches (inspect between periods; the audio thread owns them).
+  public let bank: NotchBank
+  private let detector: HowlDetector
+  private let mono: UnsafeMutablePointer<Float>
+  private let maximumFrameCount: Int
+
+  /// Broadband cut now (dB, 0 or more) and its linear ramp.
+  public private(set) var duckDepth = 0.0
+  private var duckGain: Float = 1
+  private var duckTarget: Float = 1
+  private var duckStep: Float = 0
+  private var duckRemaining = 0
+  private let duckRampFrames: Int
+  /// When the duck last went down, in seconds of stream time.
+  private var lastDuck = -Double.infinity
+  private var lastDuckRelease = -Double.infinity
+
+  /// Per slot: when the notch last acted (placed or deepened), and when it was last lifted a step.
+  private var lastActivity: [Double]
+  private var lastLift: [Double]
+  /// Times of the latest new notches, for "several howls at once".
+  private var recentNotches: [Double]
+  private var recentIndex = 0
+
+  /// The time of the frame after the last processed.
+  private var now = 0.0
+
+  /// - Parameters:
+  ///   - channelCount: interleaved channels of the output.
+  ///   - maximumFrameCount: the most frames one `process` call gets.
+  public init(
+    settings: HowlGuardSettings = HowlGuardSettings(), sampleRate: Double, channelCount: Int,
+    maximumFrameCount: Int
+  ) {
+    self.settings = settings
+    self.sampleRate = sampleRate
+    self.channelCount = channelCount
+    self.maximumFrameCount = maximumFrameCount
+    bank = NotchBank(
+      capacity: settings.notchCount, channelCount: channelCount, sampleRate: sampleRate,
+      quality: settings.notchQuality, rampDuration: settings.depthRampDuration)
+    detector = HowlDetector(settings: settings, sampleRate: sampleRate)
+    mono = .allocate(capacity: max(1, maximumFrameCount))
+    mono.initialize(repeating: 0, count: max(1, maximumFrameCount))
+    duckRampFrames = max(1, Int((settings.duckRampDuration * sampleRate).rounded()))
+    lastActivity = [Double](repeating: 0, count: settings.notchCount)
+    lastLift = [Double](repeating: 0, count: settings.notchCount)
+    recentNotches = [Double](repeating: -Double.infinity, count: max(1, settings.simultaneousHowls))
+    warmUp()
+  }
+
+  deinit { mono.deallocate() }
+
+  /// Runs every path of `process` once — analysis, a notch, deepening, the
+  /// duck, lifting — and then starts afresh, so that whatever the Swift
+  /// runtime sets up on first use happens here, not on the audio thread.
+  private func warmUp() {
+    let frames = detector.frameLength + detector.hop
+    let silence = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+    defer { silence.deallocate() }
+    silence.initialize(repeating: 0, count: frames)
+    detector.analyze(silence, count: frames, gainDecibels: 0) { _ in }
+    let finding = HowlDetector.Finding(frequency: sampleRate / 8, level: 0, growth: 100)
+    act(on: finding, gainDecibels: 0) { _ in }
+    act(on: finding, gainDecibels: 0) { _ in }
+    now = settings.liftDelay + settings.duckHold + 1
+    liftQuietNotches { _ in }
+    releaseDuck { _ in }
+    applyDuck(silence, frameCount: min(frames, maximumFrameCount))
+    // Afresh.
+    bank.removeAll()
+    detector.reset()
+    duckDepth = 0
+    duckGain = 1
+    duckTarget = 1
+    duckStep = 0
+    duckRemaining = 0
+    lastDuck = -Double.infinity
+    lastDuckRelease = -Double.infinity
+    for slot in 0..<settings.notchCount {
+      lastActivity[slot] = 0
+      lastLift[slot] = 0
+    }
+    for index in 0..<recentNotches.count { recentNotches[index] = -Double.infinity }
+    recentIndex = 0
+    now = 0
+  }
+
+  /// Whether the guard is leaving the output untouched (no notch, no duck).
+  public var isIdle: Bool { bank.isEmpty && duckDepth == 0 && duckRemaining == 0 && duckGain == 1 }
+
+  /// Guards `frameCount` interleaved frames in place (audio thread).
+  /// - Parameters:
+  ///   - time: stream time of the first frame, in seconds.
+  ///   - gainDecibels: the gain the output gets after the guard (for the
+  ///     detector's level floor).
+  ///   - emit: receives what the guard decided in this call.
+  public func process(
+    _ samples: UnsafeMutablePointer<Float>, frameCount: Int, time: Double, gainDecibels: Double,
+    emit: (HowlGuardEvent) -> Void
+  ) {
+    let frames = min(frameCount, maximumFrameCount)
+    now = time + Double(frames) / sampleRate
+    bank.process(samples, frameCount: frames)
+    applyDuck(samples, frameCount: frames)
+    let channels = channelCount
+    if channels == 1 {
+      mono.update(from: samples, count: frames)
+    } else {
+      let scale = 1 / Float(channels)
+      for frame in 0..<frames {
+        var sum: Float = 0
+        for channel in 0..<channels { sum += samples[frame * channels + channel] }
+        mono[frame] = sum * scale
+      }
+    }
+    detector.analyze(mono, count: frames, gainDecibels: gainDecibels) { finding in
+      act(on: finding, gainDecibels: gainDecibels, emit: emit)
+    }
+    liftQuietNotches(emit: emit)
+    releaseDuck(emit: emit)
+  }
+
+  // MARK: Decisions
+
+  private func act(
+    on finding: HowlDetector.Finding, gainDecibels: Double, emit: (HowlGuardEvent) -> Void
+  ) {
+    let isLoud = finding.level + gainDecibels >= settings.duckLevel
+    let needed = depth(forGrowth: finding.growth)
+    var placed = false
+    // Octaves from a notch's centre to its −3 dB points, and how far a howl may be to deepen it.
+    let halfWidth = 1 / (2 * settings.notchQuality * log(2.0))
+    let reach = 2 * settings.sameNotchDistance * halfWidth
+    if let slot = bank.slot(near: finding.frequency, within: reach) {
+      let current = bank.depth(slot)
+      if current < settings.maximumDepth {
+        let deeper = min(settings.maximumDepth, max(current + settings.depthStep, needed))
+        bank.setDepth(slot, deeper)
+        lastActivity[slot] = now
+        lastLift[slot] = now
+        placed = true
+        emit(
+          HowlGuardEvent(
+            action: .deepen, time: now, frequency: bank.frequency(slot), depth: -deeper,
+            growth: finding.growth))
+      }
+      detector.forget(around: bank.frequency(slot), octaves: halfWidth)
+      detector.forget(around: finding.frequency, octaves: halfWidth)
+    } else if let slot = bank.freeSlot {
+      bank.place(slot, frequency: finding.frequency, depth: needed)
+      lastActivity[slot] = now
+      lastLift[slot] = now
+      placed = true
+      emit(
+        HowlGuardEvent(
+          action: .notch, time: now, frequency: finding.frequency, depth: -needed,
+          growth: finding.growth))
+      detector.forget(around: finding.frequency, octaves: halfWidth)
+      recentNotches[recentIndex] = now
+      recentIndex = (recentIndex + 1) % recentNotches.count
+    }
+    // Several howls at once: the last `simultaneousHowls` new notches all within the window.
+    var several = true
+    for index in 0..<recentNotches.count
+    where now - recentNotches[index] > settings.simultaneousWindow {
+      several = false
+    }
+    if !placed || several || isLoud { duck(growth: finding.growth, emit: emit) }
+  }
+
+  /// The first depth of a notch for a howl growing `growth` dB/s: the
+  /// faster it grows, the further the loop is past its limit.
+  func depth(forGrowth growth: Double) -> Double {
+    let wanted = settings.minimumDepth + settings.depthPerGrowth * max(0, growth)
+    let steps = (wanted / settings.depthStep).rounded(.up)
+    return min(settings.maximumDepth, max(settings.minimumDepth, steps * settings.depthStep))
+  }
+
+  private func duck(growth: Double, emit: (HowlGuardEvent) -> Void) {
+    // One step per howl-growth period at most: a duck needs a loop's time to show.
+    guard now - lastDuck >= settings.duckInterval, duckDepth < settings.maximumDuck else { return }
+    duckDepth = min(settings.maximumDuck, duckDepth + settings.duckStep)
+    lastDuck = now
+    lastDuckRelease = now
+    rampDuck()
+    detector.forgetAll()
+    emit(
+      HowlGuardEvent(action: .duck, time: now, frequency: .nan, depth: -duckDepth, growth: growth))
+  }
+
+  private func releaseDuck(emit: (HowlGuardEvent) -> Void) {
+    guard duckDepth > 0, now - lastDuck >= settings.duckHold,
+      now - lastDuckRelease >= settings.duckReleaseInterval
+    else { return }
+    duckDepth = max(0, duckDepth - settings.duckReleaseStep)
+    lastDuckRelease = now
+    rampDuck()
+    emit(HowlGuardEvent(action: .lift, time: now, frequency: .nan, depth: -duckDepth, growth: .nan))
+  }
+
+  private func rampDuck() {
+    duckTarget = Float(Decibels.amplitude(-duckDepth))
+    duckRemaining = duckRampFrames
+    duckStep = (duckTarget - duckGain) / Float(duckRampFrames)
+  }
+
+  private func applyDuck(_ samples: UnsafeMutablePointer<Float>, frameCount: Int) {
+    guard duckRemaining > 0 || duckGain != 1 else { return }
+    let channels = channelCount
+    for frame in 0..<frameCount {
+      if duckRemaining > 0 {
+        duckRemaining -= 1
+        duckGain = duckRemaining == 0 ? duckTarget : duckGain + duckStep
+      }
+      for channel in 0..<channels { samples[frame * channels + channel] *= duckGain }
+    }
+  }
+
+  private func liftQuietNotches(emit: (HowlGuardEvent) -> Void) {
+    for slot in 0..<bank.capacity where bank.isActive(slot) && bank.depth(slot) > 0 {
+      guard now - lastActivity[slot] >= settings.liftDelay,
+        now - lastLift[slot] >= settings.liftInterval
+      else { continue }
+      let shallower = max(0, bank.depth(slot) - settings.liftStep)
+      bank.setDepth(slot, shallower)
+      lastLift[slot] = now
+      emit(
+        HowlGuardEvent(
+          action: .lift, time: now, frequency: bank.frequency(slot), depth: -shallower,
+          growth: .nan))
+    }
+  }
+}

@@ -1,0 +1,133 @@
+/// Every tuning number of the howl guard, with the reason for its value.
+/// Durations in seconds, levels and depths in dB, frequencies in Hz.
+public struct HowlGuardSettings: Sendable, Equatable {
+  // MARK: Notches
+
+  /// Notches the bank holds; past them the guard ducks.
+  public var notchCount = 8
+  /// Centre frequency over bandwidth (between the −3 dB points of a deep
+  /// notch): 7 is about 1/5 octave. Wider notches also calm the loop's
+  /// neighbouring peaks (a room's loop peaks lie 1/(loop delay) apart,
+  /// about 50 Hz); partials a third of an octave away lose 0.4 dB at most.
+  public var notchQuality = 7.0
+  /// The shallowest first cut.
+  public var minimumDepth = 9.0
+  /// Extra first cut per dB/s of growth: a howl growing fast is far past
+  /// the loop's limit (150 dB/s after a 6 dB step over it, 60 after 3).
+  public var depthPerGrowth = 0.035
+  /// Depths move in steps of this much (placing, deepening, lifting).
+  public var depthStep = 3.0
+  /// The deepest a notch goes; a howl still growing through it is ducked.
+  public var maximumDepth = 24.0
+  /// Seconds a notch's depth change takes (no click, no audible sweep).
+  public var depthRampDuration = 0.005
+  /// A howl found within this fraction of a notch's bandwidth from its
+  /// centre deepens that notch instead of taking a new one.
+  public var sameNotchDistance = 0.75
+
+  // MARK: Duck
+
+  /// Broadband cut per duck step.
+  public var duckStep = 6.0
+  /// The deepest the duck goes.
+  public var maximumDuck = 18.0
+  /// Least time between two duck steps (a loop round trip or two must
+  /// pass before the first one shows).
+  public var duckInterval = 0.1
+  /// Howls found within `simultaneousWindow` of each other that count as
+  /// "several at once", which notches alone may not stop in time.
+  public var simultaneousHowls = 2
+  public var simultaneousWindow = 0.2
+  /// A howl found at this output level (dBFS) or louder is also ducked:
+  /// it is about to clip, and a clipped howl grows harmonics that hide it.
+  public var duckLevel = -12.0
+  /// Time the duck holds after its last step before it starts to come back.
+  public var duckHold = 2.0
+  /// The duck comes back up by this much every `duckReleaseInterval`.
+  public var duckReleaseStep = 3.0
+  public var duckReleaseInterval = 0.5
+  /// Seconds a duck step takes.
+  public var duckRampDuration = 0.01
+
+  // MARK: Lifting
+
+  /// A notch that has not acted for this long starts to lift.
+  public var liftDelay = 60.0
+  /// It comes up by this much every `liftInterval`, and leaves at 0 dB;
+  /// a howl that grows again on the way is found and deepened.
+  public var liftStep = 3.0
+  public var liftInterval = 2.0
+
+  // MARK: Detection
+
+  /// Length of the analysed frame (about 4096 samples at 48 kHz: 12 Hz
+  /// bins resolve a howl from the loop's other peaks 50 Hz away, and a
+  /// growing howl is the newest part of the frame, so a long frame delays
+  /// it little).
+  public var frameDuration = 0.085
+  /// A frame is analysed every hop (256 samples at 48 kHz).
+  public var hopDuration = 0.0053
+  /// The band searched: howls live between about 200 Hz and 5 kHz.
+  public var lowestFrequency = 150.0
+  public var highestFrequency = 10_000.0
+  /// Peaks quieter than this at the output (dBFS) are ignored.
+  public var levelFloor = -80.0
+  /// A candidate stands this far above the mean power of the bins around it.
+  public var peakToNeighbours = 10.0
+  /// Neighbours: this far from the peak, in Hz (beyond its main lobe).
+  public var neighbourNear = 60.0
+  public var neighbourFar = 200.0
+  /// A candidate stands this far above its octave below and its second
+  /// and third harmonics (a note's partials come in families; a howl is alone).
+  public var peakToHarmonics = 6.0
+  /// A candidate that is the n-th partial of a series (n up to
+  /// `seriesHarmonics`, fundamental at least `lowestFundamental`), with
+  /// partials n − 1 and n + 1 standing `seriesProminence` over the bins
+  /// just outside their main lobes and no more than `seriesRange` under
+  /// it, is a note or a voice, not a howl.
+  public var seriesHarmonics = 6
+  public var lowestFundamental = 60.0
+  public var seriesProminence = 6.0
+  public var seriesRange = 12.0
+  /// The span of level history a growth is judged over.
+  public var growthSpan = 0.1
+  /// Least growth over that span, dB/s (a howl 1 dB past the loop's limit
+  /// grows about 15 dB/s).
+  public var minimumGrowth = 15.0
+  /// A lone peak (`isolatedProminence`) at this output level (dBFS) or
+  /// louder, never more than `saturatedSwing` under it for
+  /// `slowGrowthSpan`, is a howl that grew to full scale before it was
+  /// caught (or while the guard was off): the limiter holds it steady, and
+  /// its distortion may have given it harmonics. Music seldom holds a lone
+  /// sine that loud; a test tone at full scale would be notched.
+  public var saturatedLevel = -6.0
+  public var saturatedSwing = 3.0
+  /// A growth slower than this (dB/s) must also hold over `slowGrowthSpan`,
+  /// within a factor of `slowGrowthRatio`: a loop's resonance that a note
+  /// or a voice builds up grows fast and then settles; a howl a little past
+  /// the loop's limit grows slowly and steadily.
+  public var slowGrowth = 60.0
+  public var slowGrowthSpan = 0.3
+  public var slowGrowthRatio = 3.0
+  /// Most growth a howl shows, dB/s: faster is an onset (a loop 12 dB past
+  /// its limit, with 20 ms round trips, grows 400 dB/s at most).
+  public var maximumGrowth = 400.0
+  /// The peak rises over its neighbours by at least this share of its own
+  /// rise: a voice's partials, a note's, or a stable loop's ringing rise
+  /// with the sound around them; a howl rises alone.
+  public var prominenceShare = 0.8
+  /// A peak this far over its neighbours has nothing around it but its own
+  /// sidelobes, which rise with it: it need not rise over them.
+  public var isolatedProminence = 30.0
+  /// Largest root-mean-square distance of the levels from their straight
+  /// line, dB: a howl's level in dB rises on a straight line.
+  public var maximumDeviation = 0.5
+  /// Least change of slope from the span's first half to its second,
+  /// dB/s: a note's onset slows down as it settles, a howl does not.
+  public var minimumCurvature = -30.0
+  /// Largest spread of the peak's frequency over the span, Hz: a howl
+  /// sits on one frequency, a partial with vibrato does not.
+  public var maximumFrequencySpread = 2.0
+
+  public init() {}
+}

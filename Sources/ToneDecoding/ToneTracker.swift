@@ -1,0 +1,322 @@
+import SignalDSP
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A stretch of frames holding the same symbol, measured: start and length
+/// from the frames whose level is within 6 dB of the run's reference level
+/// (the level three quarters of its frames stay under; with a Hann window
+/// those are the frames centred inside the tone), frequencies averaged and
+/// share and twist the medians over the same frames, the level from the
+/// frames within 3 dB of the reference.
+struct ToneRun {
+  var symbol: Int
+  var start: Double
+  var duration: Double
+  var frequencies: (Double, Double)
+  var levels: (Double, Double)
+  /// The tones' median share of the band's power over the run's frames.
+  var share: Double
+  /// The share three quarters of the run's frames stay under.
+  var upperShare: Double = 0
+  /// The median of the frames' twists (second tone over first, dB): a
+  /// codec's overshoot at a tone's onset does not decide it.
+  var twist: Double = 0
+  /// How steadily each tone's phase advanced from frame to frame (the
+  /// length of the summed frame-to-frame phasor products over the sum of
+  /// their lengths, the lesser of the two tones): 1 for a held tone, less
+  /// for a voice's gliding harmonics.
+  var coherence: Double = 0
+  var end: Double { start + duration }
+}
+
+/// Turns per-frame decisions of one plan into runs. A majority vote over
+/// three frames bridges a single missing or stray frame (a noise burst, a
+/// transition) at the cost of one frame of delay; plans with long tones
+/// bridge longer gaps (`bridgedGap`). Weak findings (a single tone with
+/// less than the full share) never start a run, but those just before a
+/// run of their symbol join it. Owned by the decoder.
+struct ToneTracker {
+  private let hop: Double
+  private let firstCentre: Double
+  /// The symbols of the last three frames' findings (−1 for none, and for
+  /// a weak one), oldest first, and the last two findings themselves, by
+  /// frame index modulo 2.
+  private var recent = (-1, -1, -1)
+  private var latest: (FrameTone, FrameTone)
+  private var frameIndex = -1
+  private var runSymbol: Int?
+  private var runFirstFrame = 0
+  private var runFrames: [FrameTone?] = []
+  /// The last frames' weak findings (`FrameTone.isWeak`), by frame index
+  /// modulo its size (a power of two), and the frame each slot holds.
+  private var weak: [FrameTone]
+  private var weakFrame = [Int](repeating: -1, count: 16)
+  private static let weakMask = 15
+  /// Frames without a finding a weak stretch survives.
+  private static let weakGap = 2
+  /// The last frame of the run closed last.
+  private var lastRunEnd = -1
+  /// Frames in the latest stretch of weak findings, and frames since the last.
+  private var weakStreak = 0
+  private var framesSinceWeak = 0
+  /// Whether `runReaching` has reported the open run.
+  private var isOngoingReported = false
+  /// Frames without a finding an open run waits through before it ends,
+  /// and those it has waited so far.
+  private let bridgedGap: Int
+  private var gapFrames = 0
+  private var shares: [Double] = []
+  private var twists: [Double] = []
+
+  /// - Parameters:
+  ///   - hop: seconds between frames.
+  ///   - firstCentre: seconds from the stream start to the first frame's centre.
+  ///   - bridgedGap: frames without a finding a run outlasts when its tone
+  ///     comes back after them (the tone is then held, needing only the
+  ///     holding share); 0 ends it as soon as the vote does.
+  init(hop: Double, firstCentre: Double, bridgedGap: Int = 0) {
+    self.hop = hop
+    self.firstCentre = firstCentre
+    self.bridgedGap = bridgedGap
+    let none = FrameTone(symbol: -1, frequencies: (0, 0), levels: (0, 0), level: 0)
+    latest = (none, none)
+    weak = [FrameTone](repeating: none, count: 16)
+    runFrames.reserveCapacity(4_096)
+    shares.reserveCapacity(4_096)
+    twists.reserveCapacity(4_096)
+  }
+
+  /// Seconds of the centre of frame `index`.
+  func centre(of index: Int) -> Double { firstCentre + Double(index) * hop }
+
+  /// Whether a run is open (its tone may still be sounding).
+  var isRunOpen: Bool { runSymbol != nil }
+
+  /// The symbol of the open run, if any.
+  var openSymbol: Int? { runSymbol }
+
+  /// Whether a run may be about to start, and start earlier than the
+  /// latest frame: the latest frame found a tone that awaits the next
+  /// frame's vote, or the latest frames hold weak findings (no longer than
+  /// a run can reach back over).
+  var isToneRising: Bool {
+    (runSymbol == nil && recent.2 >= 0) || (weakStreak > 0 && weakStreak < weak.count)
+  }
+
+  /// Seconds of the centre of the latest decided frame.
+  var latestCentre: Double { centre(of: max(0, frameIndex - 1)) }
+
+  /// Takes the next frame's decision; returns the run it ended, if any.
+  mutating func add(_ tone: FrameTone?) -> ToneRun? {
+    frameIndex += 1
+    guard let tone else {
+      // Nothing found, nothing held, nothing rising: nothing to decide.
+      if runSymbol == nil && recent == (-1, -1, -1) && weakStreak == 0 {
+        framesSinceWeak += 1
+        return nil
+      }
+      return add(symbol: -1, isWeak: false)
+    }
+    if tone.isWeak {
+      // A weak finding votes for nothing; it may only lengthen a run back.
+      let slot = frameIndex & Self.weakMask
+      weak[slot] = tone
+      weakFrame[slot] = frameIndex
+    } else if frameIndex & 1 == 0 {
+      latest.0 = tone
+    } else {
+      latest.1 = tone
+    }
+    return add(symbol: tone.symbol, isWeak: tone.isWeak)
+  }
+
+  /// `add` for a finding of `symbol` (−1 for none) already kept.
+  private mutating func add(symbol: Int, isWeak: Bool) -> ToneRun? {
+    // A weak stretch survives two frames without a finding (a tone near
+    // the top of a noisy FM channel's band drops under the holding share
+    // that long).
+    if isWeak {
+      weakStreak += 1
+      framesSinceWeak = 0
+    } else {
+      framesSinceWeak += 1
+      weakStreak =
+        symbol < 0 && framesSinceWeak <= Self.weakGap && weakStreak > 0 ? weakStreak + 1 : 0
+    }
+    recent = (recent.1, recent.2, isWeak ? -1 : symbol)
+    guard frameIndex >= 1 else { return nil }
+    // Decide frame `frameIndex - 1` (the middle one) by majority.
+    let decided =
+      recent.1 == recent.0 || recent.1 == recent.2
+      ? recent.1 : (recent.0 == recent.2 ? recent.0 : -1)
+    let middle: FrameTone? =
+      recent.1 == decided && decided >= 0 ? (frameIndex & 1 == 0 ? latest.1 : latest.0) : nil
+    return take(decided >= 0 ? decided : nil, data: middle, at: frameIndex - 1)
+  }
+
+  /// The weak finding of frame `index`, if it had one and is still kept.
+  private func weakFinding(_ index: Int) -> FrameTone? {
+    let slot = index & Self.weakMask
+    return weakFrame[slot] == index ? weak[slot] : nil
+  }
+
+  /// Ends the open run (end of stream).
+  mutating func finish() -> ToneRun? {
+    let pending = add(nil)
+    if let pending { return pending }
+    gapFrames = bridgedGap
+    return take(nil, data: nil, at: frameIndex)
+  }
+
+  private mutating func take(_ symbol: Int?, data: FrameTone?, at index: Int) -> ToneRun? {
+    if let runSymbol {
+      if symbol == runSymbol {
+        for _ in 0..<gapFrames { runFrames.append(nil) }
+        gapFrames = 0
+        runFrames.append(data)
+        return nil
+      }
+      if symbol == nil && gapFrames < bridgedGap {
+        gapFrames += 1
+        return nil
+      }
+    }
+    gapFrames = 0
+    let ended = closeRun()
+    if let symbol {
+      runSymbol = symbol
+      runFirstFrame = index
+      // The weak frames of the same tone just before it belong to it (a
+      // tone that rose out of the noise slowly), across gaps of up to
+      // `weakGap` frames without a finding.
+      var first = index
+      var candidate = index - 1
+      while candidate > lastRunEnd, index - candidate < weak.count,
+        first - candidate <= Self.weakGap + 1
+      {
+        if let before = weakFinding(candidate) {
+          guard before.symbol == symbol else { break }
+          first = candidate
+        }
+        candidate -= 1
+      }
+      for earlier in first..<index { runFrames.append(weakFinding(earlier)) }
+      runFirstFrame = first
+      runFrames.append(data)
+    }
+    return ended
+  }
+
+  /// The median of `values` (sorted in place): a click that dents a few
+  /// frames of a tone does not make it less of a tone.
+  private static func median(_ values: inout [Double]) -> Double {
+    guard !values.isEmpty else { return 0 }
+    values.sort()
+    let middle = values.count / 2
+    return values.count % 2 == 1 ? values[middle] : 0.5 * (values[middle - 1] + values[middle])
+  }
+
+  /// The open run as measured so far, once: when it has just lasted
+  /// `seconds` (a signal acted on before it ends).
+  mutating func runReaching(_ seconds: Double) -> ToneRun? {
+    guard runSymbol != nil, !isOngoingReported, Double(runFrames.count) * hop >= seconds else {
+      return nil
+    }
+    isOngoingReported = true
+    return measureRun()
+  }
+
+  private mutating func closeRun() -> ToneRun? {
+    guard runSymbol != nil else { return nil }
+    lastRunEnd = runFirstFrame + runFrames.count - 1
+    defer {
+      runSymbol = nil
+      isOngoingReported = false
+      runFrames.removeAll(keepingCapacity: true)
+    }
+    return measureRun()
+  }
+
+  private mutating func measureRun() -> ToneRun? {
+    guard let symbol = runSymbol else { return nil }
+    // The reference is the level three quarters of the frames stay under:
+    // the whole tone's level for a clean tone, not a codec's overshoot at
+    // its onset (which would make the steady part look like an edge).
+    shares.removeAll(keepingCapacity: true)
+    for frame in runFrames { if let frame { shares.append(frame.level) } }
+    guard !shares.isEmpty else { return nil }
+    shares.sort()
+    let reference = shares[min(shares.count - 1, (shares.count * 3) / 4)]
+    var first = -1
+    var last = -1
+    var sums = (0.0, 0.0)
+    shares.removeAll(keepingCapacity: true)
+    twists.removeAll(keepingCapacity: true)
+    var count = 0.0
+    for (offset, frame) in runFrames.enumerated() {
+      guard let frame, abs(frame.level - reference) <= 6 else { continue }
+      if first < 0 { first = offset }
+      last = offset
+      sums.0 += frame.frequencies.0
+      sums.1 += frame.frequencies.1
+      shares.append(frame.share)
+      twists.append(frame.levels.1 - frame.levels.0)
+      count += 1
+    }
+    // Levels from the frames within 3 dB of the reference (whole tone in
+    // the window), averaged as power.
+    var powers = (0.0, 0.0)
+    var loudFrames = 0.0
+    for frame in runFrames {
+      guard let frame, abs(frame.level - reference) <= 3 else { continue }
+      powers.0 += Decibels.amplitude(2 * frame.levels.0)
+      powers.1 += Decibels.amplitude(2 * frame.levels.1)
+      loudFrames += 1
+    }
+    guard first >= 0 else { return nil }
+    // Pulse-pair estimate: the mean phase advance per hop between
+    // consecutive frames, resolved around the bins' coarser estimate.
+    var advance = ((0.0, 0.0), (0.0, 0.0))
+    var lengths = (0.0, 0.0)
+    for offset in first..<last {
+      guard let this = runFrames[offset], let next = runFrames[offset + 1] else { continue }
+      let low = (
+        next.phasors.0.re * this.phasors.0.re + next.phasors.0.im * this.phasors.0.im,
+        next.phasors.0.im * this.phasors.0.re - next.phasors.0.re * this.phasors.0.im
+      )
+      let high = (
+        next.phasors.1.re * this.phasors.1.re + next.phasors.1.im * this.phasors.1.im,
+        next.phasors.1.im * this.phasors.1.re - next.phasors.1.re * this.phasors.1.im
+      )
+      advance.0.0 += low.0
+      advance.0.1 += low.1
+      advance.1.0 += high.0
+      advance.1.1 += high.1
+      lengths.0 += (low.0 * low.0 + low.1 * low.1).squareRoot()
+      lengths.1 += (high.0 * high.0 + high.1 * high.1).squareRoot()
+    }
+    func steadiness(_ sum: (Double, Double), _ length: Double) -> Double {
+      length > 0 ? (sum.0 * sum.0 + sum.1 * sum.1).squareRoot() / length : 0
+    }
+    func refine(_ coarse: Double, _ sum: (Double, Double)) -> Double {
+      guard sum.0 != 0 || sum.1 != 0 else { return coarse }
+      let span = 1 / hop
+      let base = atan2(sum.1, sum.0) / (2 * .pi) * span
+      return base + ((coarse - base) / span).rounded() * span
+    }
+    let medianShare = Self.median(&shares)
+    let upperShare = shares.isEmpty ? 0 : shares[min(shares.count - 1, shares.count * 3 / 4)]
+    return ToneRun(
+      symbol: symbol, start: centre(of: runFirstFrame + first) - hop / 2,
+      duration: Double(last - first + 1) * hop,
+      frequencies: (refine(sums.0 / count, advance.0), refine(sums.1 / count, advance.1)),
+      levels: (
+        Decibels.fromPower(powers.0 / loudFrames) ?? -.infinity,
+        Decibels.fromPower(powers.1 / loudFrames) ?? -.infinity
+      ), share: medianShare, upperShare: upperShare,
+      twist: Self.median(&twists),
+      coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)))
+  }
+}

@@ -1,0 +1,131 @@
+import AudioFiles
+import Foundation
+import SignalDSP
+import Testing
+
+/// `micloop loopback --room` and `micloop latency --room`: the live job and
+/// the latency probe in the simulated rooms of Tests/Fixtures/rooms.
+@Suite struct FeedbackCommandTests {
+  let directory: URL
+  /// Three seconds of white noise at about −40 dBFS (the talker).
+  let noise: String
+
+  init() throws {
+    directory = try MicLoopBinary.temporaryDirectory()
+    noise = directory.appendingPathComponent("noise.wav").path
+    try MicLoopBinary.shell([
+      "sox", "-V1", "-R", "-n", "-r", "48000", "-b", "32", "-e", "floating-point", "-c", "1", noise,
+      "synth", "3", "whitenoise", "vol", "0.017",
+    ])
+  }
+
+  func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+  static func room(_ name: String) -> String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("Fixtures/rooms/\(name).wav").path
+  }
+
+  func objects(_ output: String) -> [[String: Any]] {
+    output.split(separator: "\n").compactMap {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }
+  }
+
+  /// The living room takes +3.35 dB: −3 dB is stable, +9 dB from 1 s howls.
+  @Test func aHowlInTheRoomIsNotchedAndReportedAsItGrows() throws {
+    let heard = file("heard.wav")
+    let result = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", Self.room("living"), "--gain-db", "-3,9@1",
+      "--json", "--record", heard,
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let lines = objects(result.output)
+    let feedback = lines.filter { $0["event"] as? String == "feedback" }
+    let first = try #require(feedback.first)
+    #expect(first["action"] as? String == "notch")
+    let time = try #require(first["time"] as? Double)
+    #expect(time > 1 && time < 1.6)
+    let frequency = try #require(first["frequency"] as? Double)
+    #expect(frequency > 1000 && frequency < 8000)
+    #expect((first["depth_db"] as? Double ?? 0) <= -9)
+    let summary = try #require(lines.last { $0["event"] as? String == "room" })
+    #expect((summary["notches"] as? Int ?? 0) >= 1)
+    #expect((summary["speaker_peak_dbfs"] as? Double ?? 0) < -6)
+    // What the microphone heard, all of it.
+    #expect(try MicLoopBinary.samples(heard).count == 3 * 48_000)
+  }
+
+  @Test func withoutTheGuardTheRoomHowlsToFullScale() throws {
+    let result = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", Self.room("living"), "--gain-db", "-3,9@1",
+      "--feedback-guard", "off", "--json",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let lines = objects(result.output)
+    #expect(!lines.contains { $0["event"] as? String == "feedback" })
+    let summary = try #require(lines.last { $0["event"] as? String == "room" })
+    #expect((summary["speaker_peak_dbfs"] as? Double ?? -99) > -1)
+  }
+
+  @Test func humanOutputSaysWhatTheGuardDid() throws {
+    let result = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", Self.room("office"), "--gain-db", "-1,11@1",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let lines = result.output.split(separator: "\n")
+    #expect(lines.first?.hasPrefix("48000 Hz, capture simulated room") == true)
+    #expect(lines.contains { $0.hasPrefix("feedback at ") && $0.contains(": notch at ") })
+    #expect(lines.last?.hasPrefix("Ran 3.00 s in the simulated room") == true, "\(result.output)")
+  }
+
+  /// `latency --room` reads each room's maximum stable gain as computed from
+  /// its response after loopback's 768 frames of buffering, and saves the
+  /// loop's response.
+  @Test(arguments: [("living", 3.35), ("office", 5.10), ("hall", 9.12)])
+  func latencyReportsTheRoomsMaximumStableGain(room: String, gain: Double) throws {
+    let saved = file("\(room)-ir.wav")
+    let result = try MicLoopBinary.run([
+      "latency", "--room", Self.room(room), "--json", "--save-ir", saved,
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let object = try #require(objects(result.output).first)
+    let reported = try #require(object["max_stable_gain_db"] as? Double)
+    #expect(abs(reported - gain) < 1, "\(room): \(reported) dB")
+    let response = try MicLoopBinary.samples(saved)
+    #expect(response.count == 72_000)
+    let computed = try #require(
+      LoopStability.analyze(
+        impulseResponse: response, sampleRate: 48_000, lowest: 100, highest: 18_000))
+    #expect(abs(computed.maximumStableGain - reported) < 0.01)
+  }
+
+  @Test func roomOptionsAreCheckedInOneLine() throws {
+    let cases: [(arguments: [String], mentions: String)] = [
+      (["loopback", "--input", noise], "--room"),
+      (["loopback", "--room", Self.room("living")], "--input"),
+      (["loopback", "--input", noise, "--room", Self.room("living"), "-D", "hw:0"], "-D"),
+      (["loopback", "--gain-db", "3@x"], "--gain-db"),
+      (["loopback", "--gain-db", "-6,3@4,2@3"], "--gain-db"),
+      (["loopback", "--gain-db", "-6,99@4"], "--gain-db"),
+      (["loopback", "--feedback-guard", "maybe"], "--feedback-guard"),
+      (["latency", "--room", Self.room("living"), "--capture", "pulse"], "--room"),
+    ]
+    for item in cases {
+      let result = try MicLoopBinary.run(item.arguments)
+      #expect(result.status == 64, "\(item.arguments) exited \(result.status)")
+      #expect(result.errorLines.count == 1, "\(item.arguments): \(result.errorOutput)")
+      #expect(
+        result.errorOutput.contains(item.mentions), "\(item.arguments): \(result.errorOutput)")
+    }
+    let mismatched = file("talker-16k.wav")
+    try MicLoopBinary.shell([
+      "sox", "-V1", "-n", "-r", "16000", "-b", "16", mismatched, "synth", "1", "sine", "440",
+    ])
+    let result = try MicLoopBinary.run([
+      "loopback", "--input", mismatched, "--room", Self.room("living"),
+    ])
+    #expect(result.status == 1 && result.errorLines.count == 1)
+    #expect(result.errorOutput.contains("resample"), "\(result.errorOutput)")
+  }
+}

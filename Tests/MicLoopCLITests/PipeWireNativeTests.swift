@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+
+/// The live tests on micloop's native PipeWire node (`-D pw…`) on a private
+/// PipeWire server with its null sinks `mic` and `spk`: `pw:mic` plays
+/// into the microphone sink, and captures from its monitor.
+@Suite(.serialized) struct PipeWireNativeTests {
+  let directory: URL
+
+  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+
+  @Test func aToneLoopedThroughTheNativeNodeComesOutAtItsGain() throws {
+    let server = try PipeWireServer()
+    let tone = try server.startMicloop([
+      "tone", "-f", "1000", "--level-db", "-10", "--duration", "60", "-D", "pw:mic",
+    ])
+    defer { tone.signal(SIGKILL) }
+    #expect(tone.waitForOutput("Playing"))
+    let loop = try server.startMicloop([
+      "loopback", "--capture", "pw:mic", "--playback", "pw:spk", "--gain-db", "-6",
+      "--duration", "60",
+    ])
+    defer { loop.signal(SIGKILL) }
+    #expect(loop.waitForOutput("Hz, capture"))
+    let result = try server.startMicloop(["meter", "-D", "pw:spk", "--duration", "3", "--json"])
+      .result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let peak = try #require(result.lastJSONObject?["peak_dbfs"] as? Double, "\(result.output)")
+    #expect(abs(peak - -16) < 0.05, "peak \(peak) dBFS")
+  }
+
+  /// `jack_iodelay` on PipeWire's JACK layer, wired through micloop's
+  /// node: exactly one quantum, the graph's own feedback edge.
+  @Test(arguments: [64, 32])
+  func aLoopThroughTheNativeNodeIsOneQuantum(quantum: Int) throws {
+    let server = try PipeWireServer()
+    let loop = try server.startMicloop([
+      "loopback", "-D", "pw:none", "--period", "\(quantum)", "--duration", "60",
+    ])
+    defer { loop.signal(SIGKILL) }
+    #expect(loop.waitForOutput("Hz, capture"))
+    var environment = server.environment
+    environment["PIPEWIRE_QUANTUM"] = "\(quantum)/48000"
+    let meter = try SpawnedProcess(
+      ["pw-jack", "stdbuf", "-o0", "jack_iodelay"], environment: environment)
+    defer { meter.signal(SIGKILL) }
+    for (output, input) in [
+      ("jack_delay:out", "micloop:capture_1"), ("micloop:playback_1", "jack_delay:in"),
+    ] {
+      var linked = false
+      for _ in 0..<50 where !linked {
+        linked =
+          try VirtualDevices.wait(for: ["pw-link", output, input], environment: environment) == 0
+        if !linked { usleep(100_000) }
+      }
+      #expect(linked, "pw-link \(output) \(input)")
+    }
+    usleep(2_500_000)
+    meter.signal(SIGTERM)
+    let readings = JackNativeTests.readings(meter.result().output).dropFirst(2).sorted()
+    loop.signal(SIGINT)
+    #expect(loop.result().status == 0)
+    let median = try #require(readings.isEmpty ? nil : readings[readings.count / 2])
+    #expect(abs(median - Double(quantum)) < 0.1, "\(readings)")
+  }
+
+  /// micloop stopped for 50 ms: the graph's clock ran on without it, and it
+  /// reports one loss of that length.
+  @Test func aStallIsReportedAsOneLossOfItsLength() throws {
+    let server = try PipeWireServer()
+    let loop = try server.startMicloop([
+      "loopback", "-D", "pw:none", "--period", "64", "--json", "--duration", "60",
+    ])
+    defer { loop.signal(SIGKILL) }
+    #expect(loop.waitForOutput("\"start\""))
+    usleep(1_000_000)
+    let stopped = NativeLoss.stop(loop, seconds: 0.05)
+    usleep(1_000_000)
+    loop.signal(SIGINT)
+    let result = loop.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    NativeLoss.expectOneLoss(in: result.output, lasting: stopped, quantum: 64)
+  }
+
+  /// Every sample played into the microphone sink is in the recording. A
+  /// loss the server causes is one micloop now reports itself (an xrun
+  /// with its frames), so no second recorder is needed to tell it.
+  @Test func aRecordingHoldsEverySamplePlayed() throws {
+    let server = try PipeWireServer()
+    let noise = directory.appendingPathComponent("noise.wav").path
+    try MicLoopBinary.shell([
+      "sox", "-V1", "-D", "-n", "-r", "48000", "-b", "16", "-c", "1", noise, "synth", "3",
+      "whitenoise", "vol", "0.3", "pad", "0.5", "0",
+    ])
+    let recording = directory.appendingPathComponent("recording.wav").path
+    try RecordingComparison.expectExact(played: noise, recording: recording) {
+      let loop = try server.startMicloop([
+        "loopback", "--capture", "pw:mic", "--playback", "pw:spk", "--period", "1024",
+        "--record", recording, "--duration", "7",
+      ])
+      defer { loop.signal(SIGKILL) }
+      #expect(loop.waitForOutput("Hz, capture"))
+      let player = try SpawnedProcess(
+        VirtualDevices.realTime + ["aplay", "-q", "-D", "pipewire:NODE=mic", noise],
+        environment: server.environment
+      ).result()
+      #expect(player.status == 0, "aplay exited with \(player.status)")
+      var result = loop.result()
+      result.errorOutput += player.errorOutput
+      return result
+    }
+  }
+
+  @Test func tonesSentToTheNativeNodeAreDecodedLive() throws {
+    let server = try PipeWireServer()
+    let result = try LiveAttempts.run {
+      let tones = try server.startMicloop([
+        "tones", "--plan", "dtmf,ccir", "-D", "pw:mic", "--json", "--duration", "30",
+      ])
+      defer { tones.signal(SIGKILL) }
+      #expect(tones.waitForOutput("\"start\""))
+      for (plan, text) in [("dtmf", "0#*9"), ("ccir", "12335")] {
+        let send = try server.startMicloop(["send", "--plan", plan, text, "-D", "pw:mic"])
+        #expect(send.wait() == 0, "\(send.result().errorOutput)")
+      }
+      usleep(500_000)
+      tones.signal(SIGINT)
+      let result = tones.result()
+      let passed = TonesCommandTests.heard(result.output, dtmf: "0#*9", texts: ["12335"])
+      return (result, passed, result.output)
+    }
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let events = TonesCommandTests.events(result.output)
+    #expect(TonesCommandTests.symbols(events, plan: "dtmf") == "0#*9", "\(result.output)")
+    #expect(TonesCommandTests.texts(events) == ["12335"], "\(result.output)")
+  }
+
+  @Test func devicesListsTheServersNodes() throws {
+    let server = try PipeWireServer()
+    let result = try server.startMicloop(["devices", "--json"]).result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    #expect(result.output.contains("\"name\":\"pw:mic\""), "\(result.output)")
+    #expect(result.output.contains("\"name\":\"pw:spk\""), "\(result.output)")
+  }
+}

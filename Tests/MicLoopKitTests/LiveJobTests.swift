@@ -1,0 +1,274 @@
+import AudioFiles
+import DuplexIO
+import DuplexIOTesting
+import Foundation
+import Metering
+import MicLoopKit
+import Synchronization
+import Testing
+import TonePlans
+
+/// The live job on simulated devices: reconnection and gap filling, a
+/// stop while waiting, live tone decoding and the captured audio handed
+/// over with its stream positions.
+@Suite struct LiveJobTests {
+  static let rate = 48_000
+  static let period = 64
+
+  static func configuration() -> DuplexConfiguration {
+    var configuration = DuplexConfiguration(.capture)
+    configuration.captureDevice = "sim:mic"
+    configuration.alsa.usesRealtimePriority = false
+    configuration.settlingTime = 0
+    return configuration
+  }
+
+  static func unavailable() -> DuplexError {
+    DuplexError(.deviceLost, operation: "open", device: "sim:mic", code: ENODEV, reason: "gone")
+  }
+
+  /// Records every event with the moment it came, and stops when told.
+  final class Recorder: LiveJobObserver {
+    var events = [(event: LiveJobEvent, at: Double)]()
+    var blocks = [(streamFrame: Int64, first: Float, frames: Int)]()
+    let stop: (Recorder) -> Bool
+    init(stop: @escaping (Recorder) -> Bool) { self.stop = stop }
+    func handle(_ event: LiveJobEvent) { events.append((event, MonotonicClock.seconds)) }
+    func shouldStop() -> Bool { stop(self) }
+    func captured(_ block: CaptureRing.Block) {
+      blocks.append((block.streamFrame, block.samples[0], block.frameCount))
+    }
+    var summaries: Int {
+      events.filter {
+        if case .meter(.summary) = $0.event { return true } else { return false }
+      }.count
+    }
+  }
+
+  /// Feeds a hand-stepped device at the pace of the wall clock from
+  /// `delay` seconds after it starts, until stopped.
+  final class Feeder: @unchecked Sendable {
+    let stopped = Atomic<Bool>(false)
+    init(_ device: SimulatedDevicePair, delay: Double) {
+      let thread = Thread { [self] in
+        usleep(UInt32(delay * 1_000_000))
+        let start = MonotonicClock.seconds
+        var fed = 0
+        while !self.stopped.load(ordering: .relaxed) {
+          let due =
+            Int((MonotonicClock.seconds - start) * Double(LiveJobTests.rate))
+            / LiveJobTests.period
+          if due > fed {
+            device.advance(periods: due - fed)
+            fed = due
+          }
+          usleep(2_000)
+        }
+      }
+      thread.start()
+    }
+  }
+
+  /// The device goes away for half a second, opens again, and its audio
+  /// resumes only 0.7 s later (a server slow to start its stream): one
+  /// loss, one return whose gap spans all of it, and a recording whose
+  /// timeline is the wall time the job ran.
+  @Test func aLostDeviceIsBridgedAndTheRecordingKeepsWallTime() throws {
+    let first = SimulatedDevicePair(
+      periodFrames: Self.period,
+      clock: .realTime(periodSeconds: Double(Self.period) / Double(Self.rate)))
+    let second = SimulatedDevicePair(periodFrames: Self.period)
+    let path = try temporaryPath("bridged.wav")
+    var settings = LiveJobSettings()
+    settings.recordingPath = path
+    settings.recovery = DeviceRecovery(reconnects: true, fillsGaps: true)
+    settings.recovery.retryInterval = 0.05
+    var opened = 0
+    var availableAgain = Double.infinity
+    var feeder: Feeder?
+    let job = try LiveJob(configuration: Self.configuration(), settings: settings) {
+      () throws(DuplexError) -> SimulatedDevicePair in
+      opened += 1
+      if opened == 1 { return first }
+      guard MonotonicClock.seconds >= availableAgain else { throw Self.unavailable() }
+      if feeder == nil { feeder = Feeder(second, delay: 0.7) }
+      return second
+    }
+    let loser = Thread {
+      usleep(600_000)
+      first.inject(.deviceLost)
+    }
+    let started = MonotonicClock.seconds
+    let observer = Recorder { recorder in
+      if availableAgain.isInfinite,
+        recorder.events.contains(where: {
+          if case .deviceLost = $0.event { return true } else { return false }
+        })
+      {
+        availableAgain = MonotonicClock.seconds + 0.5
+      }
+      return MonotonicClock.seconds - started >= 3
+    }
+    loser.start()
+    let outcome = try job.run(observer: observer)
+    let ended = MonotonicClock.seconds
+    feeder?.stopped.store(true, ordering: .relaxed)
+
+    #expect(outcome.failure == nil)
+    #expect(outcome.wasStoppedByCaller)
+    #expect(observer.summaries == 1)
+    let lost = observer.events.firstIndex {
+      if case .deviceLost = $0.event { return true } else { return false }
+    }
+    let back = observer.events.firstIndex {
+      if case .deviceBack = $0.event { return true } else { return false }
+    }
+    let lostIndex = try #require(lost)
+    let backIndex = try #require(back)
+    #expect(lostIndex < backIndex)
+    guard case .deviceBack(let time, let gap, let filled) = observer.events[backIndex].event else {
+      return
+    }
+    #expect(filled)
+    // Half a second closed, 0.7 s open and silent, and the control cycles around them.
+    #expect(gap > 1.15 && gap < 1.6, "gap \(gap) s")
+    #expect(abs(time - 0.6) < 0.1, "back at stream time \(time) s")
+    // Levels after the return, none between the loss and the return.
+    #expect(
+      observer.events[(lostIndex + 1)..<backIndex].allSatisfy {
+        if case .meter(.level) = $0.event { return false } else { return true }
+      })
+    #expect(
+      observer.events[backIndex...].contains {
+        if case .meter(.level) = $0.event { return true } else { return false }
+      })
+    #expect(outcome.filledFrames == Int64((gap * Double(Self.rate)).rounded()))
+    let reader = try AudioFileReader(path: path)
+    let fileFrames = try #require(reader.declaredFrameCount)
+    #expect(Int64(fileFrames) == outcome.recordedFrames)
+    let fileSeconds = Double(fileFrames) / Double(Self.rate)
+    // The file spans the wall time of the job: stream time plus the gap.
+    #expect(abs(fileSeconds - (outcome.duration + gap)) < 0.01)
+    #expect(
+      abs(fileSeconds - (ended - started)) < 0.15, "\(fileSeconds) s for \(ended - started) s")
+  }
+
+  /// Stopped while waiting for its device: the job ends with what it has,
+  /// no failure, one meter summary.
+  @Test func aJobStoppedWhileWaitingEndsWithItsMeter() throws {
+    let device = SimulatedDevicePair(periodFrames: Self.period, clock: .freeRunning)
+    var settings = LiveJobSettings()
+    settings.recovery = DeviceRecovery(reconnects: true)
+    settings.recovery.retryInterval = 0.02
+    var opened = 0
+    let job = try LiveJob(configuration: Self.configuration(), settings: settings) {
+      () throws(DuplexError) -> SimulatedDevicePair in
+      opened += 1
+      if opened == 1 { return device }
+      throw Self.unavailable()
+    }
+    var lostAt: Double?
+    let observer = Recorder { recorder in
+      if recorder.events.count > 3 && lostAt == nil { device.inject(.deviceLost) }
+      if lostAt == nil,
+        recorder.events.contains(where: {
+          if case .deviceLost = $0.event { return true } else { return false }
+        })
+      {
+        lostAt = MonotonicClock.seconds
+      }
+      return lostAt.map { MonotonicClock.seconds - $0 > 0.2 } ?? false
+    }
+    let outcome = try job.run(observer: observer)
+    #expect(outcome.failure == nil)
+    #expect(outcome.wasStoppedByCaller)
+    #expect(opened > 2, "it tried to open the device again")
+    #expect(observer.summaries == 1)
+    #expect(
+      !observer.events.contains {
+        if case .deviceBack = $0.event { return true } else { return false }
+      })
+  }
+
+  /// Without reconnection a lost device ends the job with its failure,
+  /// its meter summary and the recording it made.
+  @Test func aLostDeviceEndsAJobThatDoesNotReconnect() throws {
+    let device = SimulatedDevicePair(periodFrames: Self.period, clock: .freeRunning)
+    let path = try temporaryPath("cut.wav")
+    var settings = LiveJobSettings()
+    settings.recordingPath = path
+    settings.live.recordingBuffer = 30
+    let job = try LiveJob(configuration: Self.configuration(), settings: settings) { device }
+    let observer = Recorder { recorder in
+      if recorder.events.count > 3 { device.inject(.deviceLost) }
+      return false
+    }
+    let outcome = try job.run(observer: observer)
+    #expect(outcome.failure?.kind == .deviceLost)
+    #expect(observer.summaries == 1)
+    let reader = try AudioFileReader(path: path)
+    #expect(Int64(try #require(reader.declaredFrameCount)) == outcome.recordedFrames)
+    #expect(outcome.recordedFrames > 0)
+  }
+
+  /// DTMF keys in the captured input reach the observer as tone events,
+  /// at their stream times, and the tally counts them.
+  @Test func tonesAreDecodedLive() throws {
+    let keys: [(Double, Double)] = [(697, 1209), (770, 1336), (852, 1477)]
+    var signal = [Float]()
+    for (low, high) in keys {
+      for n in 0..<(Self.rate / 10) {
+        let t = Double(n) / Double(Self.rate)
+        signal.append(Float(0.2 * sin(2 * .pi * low * t) + 0.2 * sin(2 * .pi * high * t)))
+      }
+      signal += [Float](repeating: 0, count: Self.rate / 10)
+    }
+    let device = SimulatedDevicePair(
+      periodFrames: Self.period, clock: .freeRunning, captureLoop: signal)
+    var settings = LiveJobSettings()
+    settings.duration = Double(signal.count) / Double(Self.rate)
+    settings.tones = LiveToneSettings(plans: [.dtmf])
+    settings.live.meter = nil
+    settings.live.recordingBuffer = 10
+    let job = try LiveJob(configuration: Self.configuration(), settings: settings) { device }
+    let observer = Recorder { _ in false }
+    let outcome = try job.run(observer: observer)
+    let tones = observer.events.compactMap { entry -> DecodedTone? in
+      if case .tone(.tone(let tone)) = entry.event { return tone } else { return nil }
+    }
+    #expect(tones.map(\.symbol) == ["1", "5", "9"])
+    for (index, tone) in tones.enumerated() {
+      #expect(abs(tone.time - 0.2 * Double(index)) < 0.03, "\(tone.symbol) at \(tone.time) s")
+    }
+    #expect(job.tones?.toneCount == 3)
+    #expect(outcome.undecodedFrames == 0)
+  }
+
+  /// The captured audio reaches the observer in order, each block at the
+  /// stream frame it was captured at.
+  @Test func capturedAudioComesWithItsStreamFrames() throws {
+    let device = SimulatedDevicePair(periodFrames: Self.period, clock: .freeRunning)
+    var settings = LiveJobSettings()
+    settings.handsOverAudio = true
+    settings.duration = 0.5
+    settings.live.recordingBuffer = 2
+    let job = try LiveJob(configuration: Self.configuration(), settings: settings) { device }
+    let observer = Recorder { _ in false }
+    let outcome = try job.run(observer: observer)
+    var next: Int64 = 0
+    for block in observer.blocks {
+      #expect(block.streamFrame == next)
+      #expect(block.first == SimulatedDevicePair.capturedSample(Int(block.streamFrame)))
+      next += Int64(block.frames)
+    }
+    #expect(next == Int64(Self.rate / 2))
+    #expect(outcome.duration == 0.5)
+  }
+
+  func temporaryPath(_ name: String) throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "micloop-livejob-\(getpid())-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent(name).path
+  }
+}

@@ -1,0 +1,190 @@
+import AllocationCounter
+import Foundation
+import SignalDSP
+import TestSupport
+import Testing
+
+@Suite struct HowlGuardTests {
+  static let rate = 48_000.0
+
+  /// A sine whose level grows `growth` dB/s from `level` dBFS at `start` s
+  /// (a howl in the making), silent before and after `end` s.
+  static func howl(
+    _ frequency: Double, start: Double, end: Double, level: Double, growth: Double, count: Int
+  ) -> [Float] {
+    (0..<count).map { n in
+      let t = Double(n) / rate
+      guard t >= start && t < end else { return 0 }
+      return Float(pow(10, (level + growth * (t - start)) / 20) * sin(2 * .pi * frequency * t))
+    }
+  }
+
+  static func noise(count: Int, level: Double, seed: UInt64) -> [Float] {
+    var random = SplitMix(seed: seed)
+    let scale = Float(pow(10, level / 20) * 3.0.squareRoot())
+    return (0..<count).map { _ in Float.random(in: -1...1, using: &random) * scale }
+  }
+
+  static func sum(_ signals: [Float]...) -> [Float] {
+    (0..<signals[0].count).map { n in signals.reduce(0) { $0 + $1[n] } }
+  }
+
+  /// Runs `input` through `guard` in 256-frame periods; the output and the events.
+  static func run(_ input: [Float], _ howlGuard: HowlGuard) -> (
+    output: [Float], events: [HowlGuardEvent]
+  ) {
+    var output = input
+    var events = [HowlGuardEvent]()
+    output.withUnsafeMutableBufferPointer { buffer in
+      var start = 0
+      while start < buffer.count {
+        let frames = min(256, buffer.count - start)
+        howlGuard.process(
+          buffer.baseAddress! + start, frameCount: frames, time: Double(start) / rate,
+          gainDecibels: 0
+        ) { events.append($0) }
+        start += frames
+      }
+    }
+    return (output, events)
+  }
+
+  /// The level (dB) of a sine of `frequency` in `samples[range]`.
+  static func sineLevel(_ samples: [Float], _ frequency: Double, _ range: Range<Int>) -> Double {
+    var re = 0.0
+    var im = 0.0
+    for n in range {
+      let w = 0.5 - 0.5 * cos(2 * .pi * Double(n - range.lowerBound) / Double(range.count))
+      re += Double(samples[n]) * w * cos(2 * .pi * frequency * Double(n) / rate)
+      im += Double(samples[n]) * w * sin(2 * .pi * frequency * Double(n) / rate)
+    }
+    return 20 * log10(4 * (re * re + im * im).squareRoot() / Double(range.count))
+  }
+
+  func makeGuard(_ settings: HowlGuardSettings = HowlGuardSettings()) -> HowlGuard {
+    HowlGuard(settings: settings, sampleRate: Self.rate, channelCount: 1, maximumFrameCount: 256)
+  }
+
+  @Test func aGrowingSineIsNotchedWhileStillQuiet() throws {
+    let count = Int(2 * Self.rate)
+    let input = Self.sum(
+      Self.noise(count: count, level: -60, seed: 1),
+      Self.howl(2500, start: 0.5, end: 2, level: -70, growth: 80, count: count))
+    let (output, events) = Self.run(input, makeGuard())
+    let first = try #require(events.first)
+    #expect(first.action == .notch)
+    #expect(abs(first.frequency - 2500) < 10)
+    #expect(first.depth <= -9)
+    // Found within 0.4 s of starting to grow: 32 dB up, still under −35 dBFS.
+    #expect(first.time < 0.9, "found at \(first.time) s")
+    let tail = (count - 9600)..<count
+    #expect(Self.sineLevel(input, 2500, tail) - Self.sineLevel(output, 2500, tail) >= 9)
+  }
+
+  @Test func steadyNotesChordsVibratoAndKeysAreLeftAlone() {
+    let count = Int(4 * Self.rate)
+    let rate = Self.rate
+    let music: [Float] = (0..<count).map { n in
+      let t = Double(n) / rate
+      var x = 0.0
+      // A sine held from 0.2 s after a 50 ms attack.
+      if t > 0.2 { x += 0.1 * min(1, (t - 0.2) / 0.05) * sin(2 * .pi * 1000 * t) }
+      // A 220 Hz saw from 1 s.
+      if t > 1 { for k in 1...12 { x += 0.05 / Double(k) * sin(2 * .pi * 220 * Double(k) * t) } }
+      // An 880 Hz note with ±20 cent vibrato from 2 s.
+      if t > 2 {
+        let phase =
+          2 * .pi * 880 * t + 880 * (pow(2, 20.0 / 1200) - 1) / 5.5 * sin(2 * .pi * 5.5 * t)
+        x += 0.08 * sin(phase)
+      }
+      // DTMF keys of 100 ms every 200 ms from 3 s.
+      if t > 3 && (t - 3).truncatingRemainder(dividingBy: 0.2) < 0.1 {
+        x += 0.05 * (sin(2 * .pi * 770 * t) + sin(2 * .pi * 1336 * t))
+      }
+      return Float(x)
+    }
+    let input = Self.sum(music, Self.noise(count: count, level: -70, seed: 2))
+    let (output, events) = Self.run(input, makeGuard())
+    #expect(events.isEmpty, "\(events)")
+    #expect(output == input)
+  }
+
+  @Test func severalHowlsAtOnceDuckAndTheDuckComesBack() throws {
+    let count = Int(7 * Self.rate)
+    let input = Self.sum(
+      Self.noise(count: count, level: -60, seed: 3),
+      Self.howl(1500, start: 0.3, end: 1.2, level: -65, growth: 100, count: count),
+      Self.howl(2600, start: 0.3, end: 1.2, level: -65, growth: 100, count: count),
+      Self.howl(3900, start: 0.3, end: 1.2, level: -65, growth: 100, count: count))
+    let (_, events) = Self.run(input, makeGuard())
+    #expect(events.filter { $0.action == .notch }.count >= 2)
+    let duck = try #require(events.first { $0.action == .duck })
+    #expect(duck.isDuck && duck.depth == -6)
+    // Held 2 s after its last step, then 3 dB back every 0.5 s.
+    let lastDuck = try #require(events.last { $0.action == .duck })
+    let back = try #require(events.last { $0.isDuck && $0.action == .lift })
+    #expect(back.depth == 0)
+    #expect(back.time >= lastDuck.time + 2 + 0.5 * (-lastDuck.depth / 3 - 1))
+  }
+
+  @Test func aQuietNotchIsLiftedInStepsAndTheOutputIsUntouchedAgain() throws {
+    var settings = HowlGuardSettings()
+    settings.liftDelay = 1
+    settings.liftInterval = 0.25
+    let count = Int(4 * Self.rate)
+    let input = Self.sum(
+      Self.noise(count: count, level: -60, seed: 4),
+      Self.howl(2500, start: 0.3, end: 1.0, level: -70, growth: 80, count: count))
+    let howlGuard = makeGuard(settings)
+    let (output, events) = Self.run(input, howlGuard)
+    let notch = try #require(events.first { $0.action == .notch })
+    let deepest = events.filter { !$0.isDuck && $0.action != .lift }.map(\.depth).min() ?? 0
+    let lifts = events.filter { $0.action == .lift && !$0.isDuck }
+    #expect(lifts.count == Int(-deepest / settings.liftStep))
+    let gone = try #require(lifts.last)
+    #expect(gone.depth == 0 && gone.time >= notch.time + 1)
+    #expect(howlGuard.isIdle)
+    // From a ramp's length after the last lift, every sample is the input's.
+    let from = Int((gone.time + 0.01) * Self.rate)
+    #expect(Array(output[from...]) == Array(input[from...]))
+  }
+
+  /// Notches, deepening, the duck and lifts on the audio thread: not one allocation.
+  @Test func guardingNeverAllocates() {
+    var settings = HowlGuardSettings()
+    settings.liftDelay = 0.5
+    settings.liftInterval = 0.1
+    settings.duckHold = 0.3
+    let count = Int(4 * Self.rate)
+    var input = Self.sum(
+      Self.noise(count: count, level: -60, seed: 5),
+      Self.howl(1500, start: 0.3, end: 1.5, level: -65, growth: 100, count: count),
+      Self.howl(2600, start: 0.3, end: 1.5, level: -65, growth: 100, count: count),
+      Self.howl(3900, start: 0.3, end: 1.5, level: -65, growth: 100, count: count))
+    let howlGuard = makeGuard(settings)
+    var actions = (notch: 0, deepen: 0, duck: 0, lift: 0)
+    var allocations = 0
+    input.withUnsafeMutableBufferPointer { buffer in
+      var start = 0
+      while start < buffer.count {
+        if start == 256 { allocation_counter_watch_current_thread(1) }
+        howlGuard.process(
+          buffer.baseAddress! + start, frameCount: 256, time: Double(start) / Self.rate,
+          gainDecibels: 0
+        ) { event in
+          switch event.action {
+          case .notch: actions.notch += 1
+          case .deepen: actions.deepen += 1
+          case .duck: actions.duck += 1
+          case .lift: actions.lift += 1
+          }
+        }
+        start += 256
+      }
+      allocations = allocation_counter_thread_count()
+      allocation_counter_watch_current_thread(0)
+    }
+    #expect(actions.notch >= 2 && actions.duck >= 1 && actions.lift >= 2)
+    #expect(allocations == 0)
+  }
+}
