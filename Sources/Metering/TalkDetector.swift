@@ -24,7 +24,7 @@ public struct TalkDetectorSettings: Sendable, Equatable {
   /// open, or dBFS when `isAbsolute`.
   public var closeThreshold: Double = 1.2
   /// Seconds the envelope must stay below the close threshold before talk ends.
-  public var holdTime: Double = 0.32
+  public var holdTime: Double = 0.4
   /// Whether the thresholds are absolute dBFS instead of relative to the
   /// background (which is then not followed).
   public var isAbsolute = false
