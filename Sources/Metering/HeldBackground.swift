@@ -20,7 +20,15 @@
 ///   (`backgroundFallFactor`), so a music's quiet bar or a voice's pause
 ///   does not empty it;
 /// - during the first `learningTime` of a stream every frame counts at once
-///   (`learningTimeConstant`): the room is learned before talk may open;
+///   (`learningTimeConstant`): the room is learned before talk may open.
+///   Talk that opened meanwhile (a stream that began in digital silence)
+///   is kept out as it is later: a file that starts with a word must not
+///   learn that word as its room. But when that talk did not come back
+///   near the background for the last `learnedRoomTime` of learning, it
+///   was no word but the room (babble after a gated start): its mean
+///   level in dB is the background. Babble holds within a few dB of that
+///   mean; a voice, whose syllables come and go by 20 dB, stands well above
+///   it and stays talk;
 /// - when talk has stayed open for `escapeTime` without one frame within
 ///   the margin, the room itself got louder (a fan or a crowd came in
 ///   during talk): the background rises by `escapeRate` dB a second until
@@ -43,6 +51,11 @@ struct HeldBackground: Sendable {
   private(set) var depth: Double
   /// Frames since a frame was last counted while talk is open.
   private var uncountedFrames = 0
+  /// The sum of those frames' levels in dB.
+  private var uncountedSum = 0.0
+  /// Uncounted frames at the end of learning that make their mean level
+  /// the room (`TalkDetectorSettings.learnedRoomTime`).
+  private let learnedRoomFrames: Int
   /// Frames left to learn the room in.
   private(set) var learningFrames: Int
   private let rate: Double
@@ -72,6 +85,7 @@ struct HeldBackground: Sendable {
     depth = settings.initialSpread * Self.depthPerSpread
     learningFrames = Int((settings.learningTime / frameDuration).rounded())
     escapeFrames = Int((settings.escapeTime / frameDuration).rounded())
+    learnedRoomFrames = Int((settings.learnedRoomTime / frameDuration).rounded())
     escapeRatio = pow(10, settings.escapeRate * frameDuration / 10)
   }
 
@@ -99,12 +113,19 @@ struct HeldBackground: Sendable {
     let ceiling = power * marginRatio
     let learning = learningFrames > 0
     if learning { learningFrames -= 1 }
-    guard learning || !isTalking || frame < ceiling else {
+    guard !isTalking || frame < ceiling else {
       uncountedFrames += 1
+      uncountedSum += decibels
       if uncountedFrames > escapeFrames { power *= escapeRatio }
+      // Talk that opened on a stream's digital silence and never came
+      // back near it while the room was learned: that was the room.
+      if learning, learningFrames == 0, uncountedFrames >= learnedRoomFrames {
+        power = max(power, pow(10, uncountedSum / Double(uncountedFrames) / 10))
+      }
       return
     }
     uncountedFrames = 0
+    uncountedSum = 0
     if decibels < background {
       depth += depthRate * (min(background - decibels, depthLimit) - depth)
     }

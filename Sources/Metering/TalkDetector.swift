@@ -71,6 +71,11 @@ public struct TalkDetectorSettings: Sendable, Equatable {
   public var silentStart: Double = 0.2
   /// Time constant in seconds of the background while the room is learned.
   public var learningTimeConstant: Double = 0.023
+  /// Seconds at the end of learning during which talk that opened on a
+  /// stream's digital silence stayed clear of the background, after which
+  /// it is taken for the room (its mean level in dB becomes the background): a
+  /// word has pauses within that time, a room's babble does not.
+  public var learnedRoomTime: Double = 0.5
   /// Seconds of talk without a frame near the background after which the
   /// background starts to rise (the room got louder).
   public var escapeTime: Double = 3.1

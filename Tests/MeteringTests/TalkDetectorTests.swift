@@ -141,9 +141,24 @@ import Testing
     let settings = TalkDetectorSettings()
     var background = HeldBackground(settings: settings, frameDuration: Self.frame)
     _ = Self.feed(&background, seconds: 0.1, level: -90, isTalking: false)
-    let learned = Self.feed(&background, seconds: 0.5, level: -50, isTalking: true)
+    let learned = Self.feed(&background, seconds: 0.5, level: -50, isTalking: false)
     #expect(abs(learned + 50) < 1, "\(learned)")
     #expect(background.isLearning)
+  }
+
+  /// Talk open while the room is learned (it opened on digital silence) is
+  /// not learned; only when it stayed clear of the background for the last
+  /// `learnedRoomTime` of learning is it the room, at its mean level.
+  @Test func talkWhileLearningIsTheRoomOnlyWhenItNeverPauses() {
+    let settings = TalkDetectorSettings()
+    var background = HeldBackground(settings: settings, frameDuration: Self.frame)
+    _ = Self.feed(&background, seconds: 0.1, level: -90, isTalking: false)
+    let early = Self.feed(&background, seconds: 0.5, level: -50, isTalking: true)
+    #expect(early < -85, "\(early)")
+    let learned = Self.feed(
+      &background, seconds: settings.learningTime - 0.6, level: -50, isTalking: true)
+    #expect(!background.isLearning)
+    #expect(abs(learned + 50) < 1, "\(learned)")
   }
 
   /// The spread: steady hiss about 1 dB, a level swinging ±5 dB several.
@@ -221,6 +236,21 @@ import Testing
     let inRoom = MeterRun.segments(MeterRun.events(roomy))
     #expect(inRoom.count == 1, "\(inRoom)")
     #expect(abs((inRoom.first?.start ?? 0) - learning - 0.2) < 0.05, "\(inRoom)")
+  }
+
+  /// A reading that starts on a file's digital silence (a prompt) is not
+  /// learned as the room while the room is learned: talk holds from its
+  /// first word through a 5 s reading whose word gaps are a -60 dBFS room.
+  @Test func aReadingAfterDigitalSilenceIsNotLearnedAsTheRoom() {
+    var voice = SyntheticSpeech(sampleRate: 48_000, seed: 31)
+    let reading = voice.reading(seconds: 5, level: -20)
+    let room = [Float](repeating: 0, count: 12_000) + MeterRun.noise(6, level: -60, seed: 32)
+    let found = MeterRun.segments(MeterRun.events(MeterRun.mix(reading, into: room, at: 0.25)))
+    #expect(found.count == 1, "\(found)")
+    if let first = found.first {
+      #expect(abs(first.start - 0.25) <= 0.05, "\(first)")
+      #expect(abs(first.end - 5.25) <= 0.2, "\(first)")
+    }
   }
 
   /// The printed evidence explains the decision, in a stream with a quiet
