@@ -168,6 +168,9 @@ public struct TalkDetector: Sendable {
   static let fullScale = 0.0
   /// Seconds per frame.
   public static let frameDuration = 0.01
+  /// Frames the click-free level lags the frames it is the median of (the
+  /// middle of five): transitions are dated back by it.
+  static let medianLag: Int64 = 2
 
   public init(settings: TalkDetectorSettings, envelopeRate: Double) {
     self.settings = settings
@@ -286,7 +289,9 @@ public struct TalkDetector: Sendable {
   /// A transition of the trigger (in frames) in band samples.
   private func frameTransition(_ transition: TalkTransition?) -> TalkTransition? {
     guard var transition else { return nil }
-    transition.position *= Int64(frameLength)
+    // Where it happened is dated back by the median's lag; when it was
+    // decided is not.
+    transition.position = max(0, transition.position - Self.medianLag) * Int64(frameLength)
     transition.decisionPosition *= Int64(frameLength)
     return transition
   }
