@@ -39,7 +39,7 @@ public struct TalkDetectorSettings: Sendable, Equatable {
   /// dB below the loudest envelope of the talk in progress at which it
   /// may end: the talker's own reverberation and the room under their
   /// pauses do not hold it open.
-  public var peakRange: Double = 12
+  public var peakRange: Double = 9
   /// Talk opens only within this many dB of the loudest talk heard lately
   /// (`foregroundFade`), so a talker's echo or a distant voice just after
   /// loud talk does not open it.

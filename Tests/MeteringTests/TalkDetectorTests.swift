@@ -49,8 +49,8 @@ import Testing
     let start = Double(transitions[0].position) / rate
     let end = Double(transitions[1].position) / rate
     #expect(start >= 3 && start <= 3.03, "started at \(start)")
-    // The end: the median's three frames, then the release down to the
-    // close level (12 dB under the peak: 35 ms), dated to the frame.
+    // The end: the median's lag (dated back), then the release down to
+    // the close level (9 dB under the peak: 26 ms), to the frame.
     #expect(end > 4 && end < 4.12, "ended at \(end)")
     #expect(!detector.isTalking)
   }
