@@ -1,23 +1,24 @@
 import SignalDSP
 
-/// The second half of the meter: the envelope and power of each channel's
-/// speech band from `MeterLevelStage`, talk decisions on the loudest,
-/// loudness when asked (`LoudnessMeter`, fed the full-rate frames),
-/// and every event in stream order (levels, talk starts and ends, the
-/// summary).
+/// The second half of the meter: the speech band of each channel from
+/// `MeterLevelStage`, framed to 10 ms, talk decisions on the loudest
+/// channel of each frame (`TalkDetector`), loudness when asked
+/// (`LoudnessMeter`, fed the full-rate frames), and every event in stream
+/// order (levels, talk starts and ends, the summary).
 ///
 /// Buffers are allocated in `init`; `listen` and `report` do not allocate
 /// (a live session calls them on the audio thread); `finish` allocates.
 /// One caller at a time.
 package final class MeterTalkStage {
-  /// Rate of the reduced signal and of the envelope.
+  /// Rate of the reduced signal.
   package let envelopeRate: Double
   /// Most reduced samples one `listen` call takes.
   package let maximumCount: Int
-  private var followers: [EnvelopeFollower]
+  private let channelCount: Int
   private var detector: TalkDetector
-  private let powerBuffers: [UnsafeMutableBufferPointer<Float>]
-  private var lastEnvelope: Float = 0
+  /// Each channel's sum of squares over the frame in progress.
+  private let frameSums: UnsafeMutableBufferPointer<Float>
+  private var frameFill = 0
   private var talkStartTime: Double?
   private var talkSeconds = 0.0
   private var talkSegments = 0
@@ -38,21 +39,15 @@ package final class MeterTalkStage {
     self.readsLoudness = readsLoudness
     self.envelopeRate = envelopeRate
     self.maximumCount = maximumCount
-    followers = Array(
-      repeating: EnvelopeFollower(
-        attackTime: settings.attackTime, releaseTime: settings.releaseTime,
-        sampleRate: envelopeRate), count: channelCount)
+    self.channelCount = channelCount
     detector = TalkDetector(settings: settings, envelopeRate: envelopeRate)
+    frameSums = .allocate(capacity: channelCount)
+    frameSums.initialize(repeating: 0)
     defer {
       // An unoptimised build sets up the metadata of generic types (the
       // optional loudness of a reading) on first use: let that be here,
       // not on the audio thread.
       report(IntervalLevels(time: 0, peakDecibels: nil, rmsDecibels: nil)) { _ in }
-    }
-    powerBuffers = (0..<channelCount).map { _ in
-      let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: maximumCount)
-      buffer.initialize(repeating: 0)
-      return buffer
     }
   }
 
@@ -71,70 +66,58 @@ package final class MeterTalkStage {
       readsLoudness: settings.ballistics == .lufs)
   }
 
-  deinit { for buffer in powerBuffers { buffer.deallocate() } }
+  deinit { frameSums.deallocate() }
 
   /// Whether talk is in progress.
   package var isTalking: Bool { detector.isTalking }
 
   /// Listens to `count` speech-band samples of each channel at
-  /// `reduced[i] + offset` (overwritten with their envelopes), calling
-  /// `emit` for every talk start and end.
+  /// `reduced[i] + offset` (left as they are), calling `emit` for every
+  /// talk start and end.
   package func listen(
     _ reduced: [UnsafeMutablePointer<Float>], offset: Int, count: Int,
     emit: (MeterEvent) -> Void
   ) {
     precondition(count <= maximumCount)
-    guard count > 0 else { return }
-    // Channels go in pairs: two independent followers in one loop run
-    // side by side instead of one waiting for the other's chain.
+    let frameLength = detector.frameLength
+    var start = 0
+    while start < count {
+      let chunk = min(count - start, frameLength - frameFill)
+      for channel in 0..<channelCount {
+        frameSums[channel] += Self.sumOfSquares(reduced[channel] + offset + start, count: chunk)
+      }
+      frameFill += chunk
+      start += chunk
+      guard frameFill == frameLength else { continue }
+      var loudest: Float = 0
+      for channel in 0..<channelCount {
+        loudest = max(loudest, frameSums[channel])
+        frameSums[channel] = 0
+      }
+      frameFill = 0
+      if let transition = detector.process(framePower: Double(loudest) / Double(frameLength)) {
+        handle(transition, emit: emit)
+      }
+    }
+  }
+
+  /// The sum of the squares of `count` samples, eight at a time.
+  private static func sumOfSquares(_ samples: UnsafePointer<Float>, count: Int) -> Float {
+    var lanes = SIMD8<Float>(repeating: 0)
     var index = 0
-    while index + 1 < followers.count {
-      let first = reduced[index] + offset
-      let second = reduced[index + 1] + offset
-      let firstPower = powerBuffers[index]
-      let secondPower = powerBuffers[index + 1]
-      var firstFollower = followers[index]
-      var secondFollower = followers[index + 1]
-      for i in 0..<count {
-        let a = first[i]
-        let b = second[i]
-        firstPower[i] = a * a
-        secondPower[i] = b * b
-        first[i] = firstFollower.process(a)
-        second[i] = secondFollower.process(b)
-      }
-      followers[index] = firstFollower
-      followers[index + 1] = secondFollower
-      index += 2
+    let raw = UnsafeRawPointer(samples)
+    while index + 8 <= count {
+      let v = raw.loadUnaligned(
+        fromByteOffset: index * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
+      lanes += v * v
+      index += 8
     }
-    if index < followers.count {
-      let band = reduced[index] + offset
-      let power = powerBuffers[index]
-      var follower = followers[index]
-      for i in 0..<count {
-        power[i] = band[i] * band[i]
-        band[i] = follower.process(band[i])
-      }
-      followers[index] = follower
+    var total = lanes.sum()
+    while index < count {
+      total += samples[index] * samples[index]
+      index += 1
     }
-    let combined = reduced[0] + offset
-    let combinedPower = powerBuffers[0]
-    for other in 1..<followers.count {
-      let envelope = reduced[other] + offset
-      let power = powerBuffers[other]
-      for i in 0..<count {
-        combined[i] = max(combined[i], envelope[i])
-        combinedPower[i] = max(combinedPower[i], power[i])
-      }
-    }
-    lastEnvelope = combined[count - 1]
-    // `handle` must not touch `detector`, which is being mutated here.
-    detector.process(
-      UnsafeBufferPointer(start: combined, count: count),
-      power: UnsafeBufferPointer(rebasing: combinedPower[0..<count])
-    ) { transition in
-      handle(transition, emit: emit)
-    }
+    return total
   }
 
   /// Feeds the full-rate interleaved frames of the stream, in order, to
@@ -150,7 +133,7 @@ package final class MeterTalkStage {
       .level(
         LevelReading(
           time: levels.time, peakDecibels: levels.peakDecibels, rmsDecibels: levels.rmsDecibels,
-          envelopeDecibels: Decibels.fromAmplitude(Double(lastEnvelope)),
+          envelopeDecibels: detector.evidence.speechDecibels,
           isTalking: detector.isTalking, talkEvidence: detector.evidence,
           loudness: loudness.map {
             MomentaryLoudness(momentaryLUFS: $0.momentaryLUFS, shortTermLUFS: $0.shortTermLUFS)

@@ -1,41 +1,105 @@
 import SignalDSP
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Settings of the talk detector. Every field has a default that works on a
-/// quiet laptop microphone and in a noisy room alike.
+/// quiet laptop microphone and in a noisy room alike; Docs/dsp/talk-detection.md
+/// explains each one.
 public struct TalkDetectorSettings: Sendable, Equatable {
+  // The envelope the trigger follows.
+
   /// Envelope attack time in seconds.
-  public var attackTime: Double = 0.005
+  public var attackTime: Double = 0.012
   /// Envelope release time in seconds.
-  public var releaseTime: Double = 0.04
-  /// Open threshold in dB: above the noise floor, or dBFS when `isAbsolute`.
-  public var openThreshold: Double = 9
-  /// Close threshold in dB: above the noise floor, or dBFS when `isAbsolute`.
-  public var closeThreshold: Double = 5
+  public var releaseTime: Double = 0.025
+
+  // The trigger.
+
+  /// Open threshold in dB: the least the envelope must stand above the
+  /// background for talk to open, or dBFS when `isAbsolute`.
+  public var openThreshold: Double = 4
+  /// Close threshold in dB: the least above the background that keeps talk
+  /// open, or dBFS when `isAbsolute`.
+  public var closeThreshold: Double = 1.2
   /// Seconds the envelope must stay below the close threshold before talk ends.
-  public var holdTime: Double = 0.3
-  /// Whether the thresholds are absolute dBFS instead of relative to the floor.
+  public var holdTime: Double = 0.4
+  /// Whether the thresholds are absolute dBFS instead of relative to the
+  /// background (which is then not followed).
   public var isAbsolute = false
-  /// Half the seconds of level history the background is read from.
-  public var noiseFloorWindow: Double = 3
-  /// Lowest noise floor assumed, in dBFS (digital silence has none).
-  public var minimumFloor: Double = -80
   /// Shifts both thresholds down by this many dB (positive: opens on
   /// quieter talk; negative: ignores more of the background).
   public var sensitivity: Double = 0
-  /// How many times the background's own fluctuation (its spread, in dB)
-  /// the open threshold keeps above the background, at least.
-  public var spreadFactor: Double = 2.75
+  /// How many of the background's own spreads (dB) the open threshold
+  /// keeps above it, at least: a room that fluctuates by itself needs more.
+  public var spreadFactor: Double = 1.42
+  /// The same for the close threshold.
+  public var closeSpreadFactor: Double = 0.87
+  /// dB below the loudest envelope of the talk in progress at which it
+  /// may end: the talker's own reverberation and the room under their
+  /// pauses do not hold it open.
+  public var peakRange: Double = 9
+  /// Talk opens only within this many dB of the loudest talk heard lately
+  /// (`foregroundFade`), so a talker's echo or a distant voice just after
+  /// loud talk does not open it.
+  public var foregroundRange: Double = 25
+  /// dB a second the loudest talk heard lately fades by.
+  public var foregroundFade: Double = 3
+
+  // The background (`HeldBackground`).
+
+  /// Time constant in seconds of the background's average.
+  public var backgroundTime: Double = 2
+  /// The background falls this many times slower than it rises (0…1).
+  public var backgroundFallFactor: Double = 0.64
+  /// dB above the background within which a frame counts as background
+  /// while talk is open (and up to which any frame counts while closed).
+  public var backgroundMargin: Double = 2.25
+  /// Time constant in seconds of the spread's average.
+  public var spreadTime: Double = 0.17
+  /// Deepest dip below the background, in dB, that the spread counts.
+  public var spreadLimit: Double = 6.6
+  /// The spread assumed before any frame was heard, in dB.
+  public var initialSpread: Double = 2.5
+  /// Seconds at the start of a stream in which the room is learned; talk
+  /// does not open before.
+  public var learningTime: Double = 1.5
+  /// Seconds of digital silence (below `minimumFloor`) at the start of a
+  /// stream after which talk may open while the room is still learned: a
+  /// file of prompts or a gated recording has no room to learn.
+  public var silentStart: Double = 0.2
+  /// Time constant in seconds of the background while the room is learned.
+  public var learningTimeConstant: Double = 0.023
+  /// Seconds at the end of learning during which talk that opened on a
+  /// stream's digital silence stayed clear of the background, after which
+  /// it is taken for the room (its mean level in dB becomes the background): a
+  /// word has pauses within that time, a room's babble does not.
+  public var learnedRoomTime: Double = 0.5
+  /// Seconds of talk without a frame near the background after which the
+  /// background starts to rise (the room got louder).
+  public var escapeTime: Double = 3.1
+  /// dB a second the background rises by after `escapeTime`.
+  public var escapeRate: Double = 4.1
+  /// Lowest background assumed, in dBFS (digital silence has none).
+  public var minimumFloor: Double = -80
+  /// Seconds a level must hold within `steadySpread` to be taken for a new
+  /// background at once (a fan switched on), whatever talk is doing.
+  public var steadyTime: Double = 2
+  /// dB from the 10th to the 90th percentile of the click-free level over
+  /// `steadyTime` under which it counts as steady. Speech never holds this
+  /// still: its syllables come and go by 10 dB and more.
+  public var steadySpread: Double = 2
 
   public init() {}
 }
 
 /// Why the talk detector decides as it does, at one instant: talk may open
 /// while `speechDecibels` is at or above `openDecibels` and ends after the
-/// hold once it stays below `closeDecibels`. All in dBFS; `nil` while the
-/// detector warms up (and the floor always with absolute thresholds).
+/// hold once it stays below `closeDecibels`. All in dBFS; `nil` before the
+/// first 10 ms frame (the floor always with absolute thresholds).
 public struct TalkEvidence: Sendable, Equatable {
-  /// The speech-band level with clicks removed (median of 50 ms); with
-  /// absolute thresholds, the speech-band envelope.
+  /// The speech band's click-free envelope: what the trigger compares.
   public var speechDecibels: Double?
   /// The background the thresholds sit on.
   public var noiseFloorDecibels: Double?
@@ -55,69 +119,82 @@ public struct TalkEvidence: Sendable, Equatable {
   }
 }
 
-/// Talk/silence decisions on a speech-band envelope: a Schmitt trigger
-/// whose thresholds follow a noise-floor tracker (or stay fixed).
+/// Talk/silence decisions on the speech band, one 10 ms frame at a time: an
+/// envelope follower on the frame's click-free level drives a Schmitt
+/// trigger with hold whose thresholds sit on a background that talk cannot
+/// drag up (`HeldBackground`), or stay fixed.
 ///
-/// Feed envelope samples at `envelopeRate`; transitions come back through a
-/// non-escaping closure with exact positions. No allocation after `init`;
-/// real-time safe, one caller at a time.
+/// Feed frame powers (`process(framePower:)`) or band samples at
+/// `envelopeRate`; transitions come back with positions in samples at that
+/// rate, dated to the frame. No allocation after `init`; real-time safe,
+/// one caller at a time.
 public struct TalkDetector: Sendable {
   public let settings: TalkDetectorSettings
-  /// Rate of the envelope samples.
+  /// Rate of the band samples.
   public let envelopeRate: Double
-  private var trigger: SchmittTrigger
-  private var distribution: LevelDistribution
-  private var envelopeDistribution: LevelDistribution
-  private let frameLength: Int
-  private var frameSum: Float = 0
-  private var powerSum: Float = 0
-  private var frameFill = 0
-  /// The last five frame powers in dB: their median ignores clicks.
-  private var recentPowers = SIMD8<Float>(repeating: -140)
+  /// Band samples per frame (10 ms).
+  public let frameLength: Int
+  /// The last five frame powers: their median ignores clicks.
+  private var recentPowers = SIMD8<Double>(repeating: 0)
   private var recentIndex = 0
-  private var hasLevel = false
-  /// The evidence of the last frame: the click-free speech-band level, the
-  /// background it is compared with and the thresholds, in dBFS.
-  public private(set) var evidence = TalkEvidence()
-  /// Frames while the filters and the envelope settle: not used for the floor.
-  private var warmUpFrames = 3
-  /// The last second of click-free levels: when it holds steady, what is
-  /// there is a new background (a fan switched on), not talk.
+  private var framesHeard: Int64 = 0
+  private var follower: EnvelopeFollower
+  private var trigger: SchmittTrigger
+  private var background: HeldBackground
+  /// The loudest envelope of the talk in progress, in dB.
+  private var talkPeak = -Double.infinity
+  /// The loudest talk heard lately, fading by `foregroundFade`, in dB.
+  private var foreground = -Double.infinity
+  private let foregroundStep: Double
+  /// The click-free level of the last `steadyTime`, to tell a steady new
+  /// noise (a fan switched on) at once.
   private var recentLevels: LevelDistribution
-  private let recentCount: Int
-  /// Frames since talk opened (0 while closed).
-  private var talkFrames = 0
-  /// The backgrounds of the band level and of the envelope, as talk in
-  /// progress may move them.
-  private var heldBackground = HeldBackground()
-  private var heldEnvelopeBackground = HeldBackground()
-  /// How steady the last `steadySeconds` must be (p90 − p10, dB) to count
-  /// as background at once.
-  static let steadySpread = 3.0
-  static let steadySeconds = 2.0
+  private let steadyCount: Int
+  /// Frames of digital silence the stream began with (counted until the
+  /// first sound).
+  private var silentFrames = 0
+  private var heardSound = false
+  private let silentStartFrames: Int
+  private let floorPower: Double
+  /// The background after the last frame, in dB.
+  private var backgroundDecibels: Double?
+  /// Partial frame of `process(_:onTransition:)`.
+  private var partialSum: Double = 0
+  private var partialCount = 0
+  /// The evidence of the last frame.
+  public private(set) var evidence = TalkEvidence()
+
+  /// The full-scale envelope: no threshold lies above it.
+  static let fullScale = 0.0
+  /// Seconds per frame.
+  public static let frameDuration = 0.01
+  /// Frames the click-free level lags the frames it is the median of (the
+  /// middle of five): transitions are dated back by it.
+  static let medianLag: Int64 = 2
 
   public init(settings: TalkDetectorSettings, envelopeRate: Double) {
     self.settings = settings
     self.envelopeRate = envelopeRate
+    frameLength = max(1, Int((envelopeRate * Self.frameDuration).rounded()))
+    let frame = Double(frameLength) / envelopeRate
+    follower = EnvelopeFollower(
+      attackTime: settings.attackTime, releaseTime: settings.releaseTime, sampleRate: 1 / frame)
+    background = HeldBackground(settings: settings, frameDuration: frame)
+    steadyCount = max(8, Int((settings.steadyTime / frame).rounded()))
+    silentStartFrames = Int((settings.silentStart / frame).rounded())
+    floorPower = pow(10, settings.minimumFloor / 10)
+    recentLevels = LevelDistribution(
+      windowCount: settings.isAbsolute ? 1 : steadyCount, tracked: (0.1, 0.9))
+    foregroundStep = settings.foregroundFade * frame
+    let hold = Int64((settings.holdTime / frame).rounded())
     if settings.isAbsolute {
       evidence.openDecibels = settings.openThreshold
       evidence.closeDecibels = settings.closeThreshold
-    }
-    frameLength = max(1, Int((envelopeRate * 0.01).rounded()))
-    let framesPerSecond = envelopeRate / Double(frameLength)
-    let windowCount = max(8, Int(2 * settings.noiseFloorWindow * framesPerSecond))
-    distribution = LevelDistribution(windowCount: windowCount)
-    // Its own storage: a copy would share it and copy on the audio thread.
-    envelopeDistribution = LevelDistribution(windowCount: windowCount)
-    recentCount = max(8, Int((Self.steadySeconds * framesPerSecond).rounded()))
-    recentLevels = LevelDistribution(windowCount: recentCount, tracked: (0.1, 0.9))
-    let hold = Int64((settings.holdTime * envelopeRate).rounded())
-    if settings.isAbsolute {
       trigger = SchmittTrigger(
-        openThreshold: Float(Decibels.amplitude(settings.openThreshold)),
-        closeThreshold: Float(Decibels.amplitude(settings.closeThreshold)), holdSamples: hold)
+        openThreshold: Float(settings.openThreshold),
+        closeThreshold: Float(settings.closeThreshold),
+        holdSamples: hold)
     } else {
-      // Until the first frame, nothing counts as talk.
       trigger = SchmittTrigger(
         openThreshold: .infinity, closeThreshold: .infinity, holdSamples: hold)
     }
@@ -125,173 +202,105 @@ public struct TalkDetector: Sendable {
 
   /// Whether talk is in progress.
   public var isTalking: Bool { trigger.isOpen }
-  /// Current open threshold (linear).
-  public var openThreshold: Float { trigger.openThreshold }
-  /// Envelope samples processed.
-  public var position: Int64 { trigger.position }
+  /// Band samples covered by the frames processed.
+  public var position: Int64 { framesHeard * Int64(frameLength) }
 
-  /// Feeds envelope samples and, when known, the band signal's power at
-  /// the same instants (without it, the envelope's square stands in),
-  /// calling `onTransition` for every change.
+  /// Feeds band samples of one channel (squared and framed here), calling
+  /// `onTransition` for every change.
   public mutating func process(
-    _ envelope: UnsafeBufferPointer<Float>, power: UnsafeBufferPointer<Float>? = nil,
-    onTransition: (TalkTransition) -> Void
+    _ band: UnsafeBufferPointer<Float>, onTransition: (TalkTransition) -> Void
   ) {
-    var start = 0
-    while start < envelope.count {
-      let end = min(envelope.count, start + frameLength - frameFill)
-      let chunk = UnsafeBufferPointer(rebasing: envelope[start..<end])
-      trigger.process(chunk, onTransition: onTransition)
-      frameSum += Self.sum(chunk)
-      if let power {
-        powerSum += Self.sum(UnsafeBufferPointer(rebasing: power[start..<end]))
-      } else {
-        for index in start..<end { powerSum += envelope[index] * envelope[index] }
+    for sample in band {
+      partialSum += Double(sample) * Double(sample)
+      partialCount += 1
+      if partialCount == frameLength {
+        let power = partialSum / Double(frameLength)
+        partialSum = 0
+        partialCount = 0
+        if let transition = process(framePower: power) { onTransition(transition) }
       }
-      frameFill += end - start
-      if frameFill == frameLength { endFrame() }
-      start = end
     }
   }
 
-  private static func sum(_ values: UnsafeBufferPointer<Float>) -> Float {
-    var lanes = SIMD4<Float>(repeating: 0)
-    var index = 0
-    while index + 4 <= values.count {
-      lanes += SIMD4(values[index], values[index + 1], values[index + 2], values[index + 3])
-      index += 4
-    }
-    var total = lanes.sum()
-    while index < values.count {
-      total += values[index]
-      index += 1
-    }
-    return total
-  }
-
-  /// Once per 10 ms frame: update the background model and decide what
-  /// the trigger may do next.
-  ///
-  /// The level that counts is the median of the last five frame powers
-  /// (50 ms), so a click — a few ms — never counts, while a syllable
-  /// (50–300 ms) does. The background is the 15th percentile of that level
-  /// over twice the noise-floor window (speech pauses, so a low percentile
-  /// is the background even while someone talks most of the time), and its
-  /// spread is the distance from the 3rd to the 15th percentile. Talk may
-  /// open only when the level stands above the background by the open
-  /// threshold and by `spreadFactor` spreads, whichever is more: steady
-  /// noise keeps the old thresholds; babble, traffic and music, which
-  /// fluctuate by themselves, push them up by as much as they fluctuate.
-  private mutating func endFrame() {
-    let mean = frameSum / Float(frameLength)
-    let power = powerSum / Float(frameLength)
-    frameSum = 0
-    powerSum = 0
-    frameFill = 0
+  /// Feeds one frame: the mean square of its `frameLength` band samples
+  /// (the loudest channel's). Returns the transition it causes, if any.
+  public mutating func process(framePower: Double) -> TalkTransition? {
+    // Click-free: the median of the last five frames (50 ms), so a key
+    // click — a few milliseconds — never counts, while a syllable does.
+    let power =
+      framePower.isFinite ? max(framePower, HeldBackground.silentPower) : HeldBackground.silentPower
+    if framesHeard == 0 { recentPowers = SIMD8(repeating: power) }
+    recentPowers[recentIndex] = power
+    recentIndex = recentIndex == 4 ? 0 : recentIndex + 1
+    let clickFree = Self.medianOfFive(recentPowers)
+    let envelope = Double(follower.process(Float(clickFree.squareRoot())))
+    let speech = 20 * log10(max(envelope, 1e-7))
+    framesHeard += 1
     guard !settings.isAbsolute else {
-      evidence.speechDecibels = Decibels.fromAmplitude(Double(mean))
-      return
+      evidence.speechDecibels = speech
+      return frameTransition(trigger.process(Float(speech)))
     }
-    if warmUpFrames > 0 {
-      warmUpFrames -= 1
-      return
+    let level = 10 * log10(clickFree)
+    if !heardSound {
+      if clickFree < floorPower { silentFrames += 1 } else { heardSound = true }
     }
-    let decibels = Float(Decibels.fromPower(Double(max(power, 1e-14))) ?? -140)
-    if !hasLevel {
-      // The first frame stands for the four before it, which were never heard.
-      recentPowers = SIMD8(repeating: decibels)
-      hasLevel = true
-    }
-    recentPowers[recentIndex] = decibels
-    recentIndex = (recentIndex + 1) % 5
-    let level = Double(Self.medianOfFive(recentPowers))
-    let envelopeLevel = Decibels.fromAmplitude(Double(mean)) ?? -140
-    distribution.add(level)
-    envelopeDistribution.add(envelopeLevel)
+    // While the room is learned, nothing opens — unless the stream began
+    // in digital silence.
+    let learning = background.isLearning
+    let mayOpen = !learning || silentFrames >= silentStartFrames
+    background.update(
+      power: clickFree, decibels: level, background: backgroundDecibels ?? level,
+      isTalking: trigger.isOpen)
     recentLevels.add(level)
-    // The evidence, on click-free band power.
-    let window = backgroundAndSpread(distribution, current: level)
-    let envelopeWindow = backgroundAndSpread(envelopeDistribution, current: envelopeLevel)
-    let talkSeconds = talkSecondsAfterThisFrame()
-    let steady = steadyLevel
-    let (background, spread) = heldBackground.update(
-      window: window, talkSeconds: talkSeconds, steadyLevel: steady)
-    let (openOffset, closeOffset) = offsets(spread: spread)
-    evidence = TalkEvidence(
-      speechDecibels: level, noiseFloorDecibels: background,
-      openDecibels: background + openOffset, closeDecibels: background + closeOffset)
-    // The trigger, on the envelope: the same rule above the envelope's own
-    // background (a steady level moves to the envelope's scale by the
-    // difference of the two windows' backgrounds).
-    let (envelopeBackground, envelopeSpread) = heldEnvelopeBackground.update(
-      window: envelopeWindow, talkSeconds: talkSeconds,
-      steadyLevel: steady.map { $0 + envelopeWindow.background - window.background })
-    let (envelopeOpen, envelopeClose) = offsets(spread: envelopeSpread)
-    trigger.openThreshold =
-      level >= background + openOffset
-      ? Float(Decibels.amplitude(envelopeBackground + envelopeOpen)) : .infinity
-    // Talk in progress ends on the click-free level too: key clicks keep
-    // the envelope up between words, never the median of 50 ms.
-    trigger.closeThreshold =
-      trigger.isOpen && level < background + closeOffset
-      ? .infinity : Float(Decibels.amplitude(envelopeBackground + envelopeClose))
-  }
-
-  /// Seconds talk has been open at this frame (0 on its first), `nil`
-  /// while closed.
-  private mutating func talkSecondsAfterThisFrame() -> Double? {
-    guard trigger.isOpen else {
-      talkFrames = 0
-      return nil
+    if !learning, recentLevels.count == steadyCount,
+      let (low, high) = recentLevels.trackedPercentiles, high - low <= settings.steadySpread
+    {
+      background.raise(to: pow(10, low / 10))
     }
-    defer { talkFrames += 1 }
-    return Double(talkFrames) * Double(frameLength) / envelopeRate
+    let backgroundLevel = 10 * log10(background.power)
+    backgroundDecibels = backgroundLevel
+    let floor = max(settings.minimumFloor, backgroundLevel)
+    let spread = background.spread
+    foreground -= foregroundStep
+    if trigger.isOpen { foreground = max(foreground, speech) }
+    var open = max(
+      floor + max(settings.openThreshold, settings.spreadFactor * spread),
+      foreground - settings.foregroundRange)
+    var close = floor + max(settings.closeThreshold, settings.closeSpreadFactor * spread)
+    if trigger.isOpen {
+      talkPeak = max(talkPeak, speech)
+      close = max(close, talkPeak - settings.peakRange)
+    }
+    open = min(Self.fullScale, open - settings.sensitivity)
+    close = min(open, close - settings.sensitivity)
+    evidence = TalkEvidence(
+      speechDecibels: speech, noiseFloorDecibels: floor, openDecibels: mayOpen ? open : nil,
+      closeDecibels: close)
+    trigger.openThreshold = mayOpen ? Float(open) : .infinity
+    trigger.closeThreshold = Float(close)
+    let transition = trigger.process(Float(speech))
+    if let transition, transition.isStart {
+      talkPeak = speech
+      foreground = max(foreground, speech)
+    }
+    return frameTransition(transition)
   }
 
-  /// The level of the last `steadySeconds` when they held within
-  /// `steadySpread` dB (their 10th percentile): that is background whatever
-  /// the window says, so a fan switched on ends talk after two seconds, not
-  /// after the window. Speech never holds that steady. `nil` otherwise.
-  private var steadyLevel: Double? {
-    guard recentLevels.count == recentCount,
-      let (low, high) = recentLevels.trackedPercentiles, high - low <= Self.steadySpread
-    else { return nil }
-    return low
-  }
-
-  /// The background (15th percentile, never below `minimumFloor`) of a
-  /// level distribution and its spread (15th minus 3rd percentile, at least
-  /// 1 dB); `current` stands in while the window is empty. When the 3rd
-  /// percentile is digital silence, the background is `minimumFloor`.
-  private func backgroundAndSpread(_ levels: LevelDistribution, current: Double) -> (
-    background: Double, spread: Double
-  ) {
-    let (lowest, background) = levels.trackedPercentiles ?? (current, current)
-    let floor = settings.minimumFloor
-    // Digital silence in the window (a gated or synthesized recording):
-    // that is the background, and it does not fluctuate. Without this the
-    // words between the silences would count as background spread and push
-    // the thresholds above any voice.
-    if lowest <= floor { return (floor, 1) }
-    return (max(floor, background), max(1, max(floor, background) - max(floor, lowest)))
-  }
-
-  /// Open and close offsets in dB above the background for a background
-  /// that fluctuates by `spread` dB.
-  private func offsets(spread: Double) -> (open: Double, close: Double) {
-    let open =
-      max(settings.openThreshold - 2, settings.spreadFactor * spread) - settings.sensitivity
-    let close =
-      max(settings.closeThreshold - 2, (settings.spreadFactor - 1) * spread)
-      - settings.sensitivity
-    return (open, min(open, close))
+  /// A transition of the trigger (in frames) in band samples.
+  private func frameTransition(_ transition: TalkTransition?) -> TalkTransition? {
+    guard var transition else { return nil }
+    // Where it happened is dated back by the median's lag; when it was
+    // decided is not.
+    transition.position = max(0, transition.position - Self.medianLag) * Int64(frameLength)
+    transition.decisionPosition *= Int64(frameLength)
+    return transition
   }
 
   /// The median of the first five lanes, without branches: of the first
   /// four, drop the lowest and the highest (f and g are the two middle
   /// ones, in either order); the median of five is the median of those two
   /// and the fifth.
-  static func medianOfFive(_ values: SIMD8<Float>) -> Float {
+  static func medianOfFive<T: SIMDScalar & Comparable>(_ values: SIMD8<T>) -> T {
     let (a, b, c, d, e) = (values[0], values[1], values[2], values[3], values[4])
     let f = max(min(a, b), min(c, d))
     let g = min(max(a, b), max(c, d))
@@ -299,5 +308,5 @@ public struct TalkDetector: Sendable {
   }
 
   /// Ends talk in progress at the end of the stream.
-  public mutating func finish() -> TalkTransition? { trigger.finish() }
+  public mutating func finish() -> TalkTransition? { frameTransition(trigger.finish()) }
 }

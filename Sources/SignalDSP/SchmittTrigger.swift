@@ -20,11 +20,13 @@ public struct TalkTransition: Sendable, Equatable {
 /// A Schmitt trigger with hold: opens when the envelope reaches the open
 /// threshold, closes only after it has stayed below the close threshold for
 /// `holdSamples` samples in a row. A level between the thresholds never
-/// changes the state. No allocation; real-time safe.
+/// changes the state. Envelope and thresholds may be on any scale that
+/// keeps their order (linear, or dB as the talk detector feeds it).
+/// No allocation; real-time safe.
 public struct SchmittTrigger: Sendable {
-  /// Linear level at or above which a closed trigger opens.
+  /// Level at or above which a closed trigger opens.
   public var openThreshold: Float
-  /// Linear level below which an open trigger starts its hold.
+  /// Level below which an open trigger starts its hold.
   public var closeThreshold: Float
   /// Samples the envelope must stay below `closeThreshold` before closing.
   public var holdSamples: Int64

@@ -160,7 +160,9 @@ import Testing
         Issue.record("no evidence at \(reading.time) s")
         continue
       }
-      #expect(open - floor >= 7 - 1e-9 && close <= open && close > floor)
+      #expect(
+        open - floor >= TalkDetectorSettings().openThreshold - 1e-9 && close <= open
+          && close > floor)
       if reading.time <= 7 {
         #expect(!reading.isTalking && speech < open, "\(reading.time) s: \(evidence)")
       } else {
