@@ -15,6 +15,11 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
   public init(capacity: Int) {
     self.capacity = capacity + 1
     storage = .allocate(capacity: capacity + 1)
+    // Written once here, every page is resident before the audio thread
+    // pushes: no page fault there, and memory that does not creep up as a
+    // large ring is first filled.
+    UnsafeMutableRawPointer(storage).initializeMemory(
+      as: UInt8.self, repeating: 0, count: (capacity + 1) * MemoryLayout<Element>.stride)
   }
 
   deinit { storage.deallocate() }
