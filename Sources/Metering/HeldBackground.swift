@@ -61,6 +61,11 @@ struct HeldBackground: Sendable {
   private let rate: Double
   private let learningRate: Double
   private let fallFactor: Double
+  private let quietRatio: Double
+  private let quietRate: Double
+  /// Whether talk has opened since the room was learned (then the quiet
+  /// fall is over).
+  private var hasTalked = false
   private let marginRatio: Double
   private let depthRate: Double
   private let depthLimit: Double
@@ -79,6 +84,8 @@ struct HeldBackground: Sendable {
     rate = coefficient(settings.backgroundTime)
     learningRate = coefficient(settings.learningTimeConstant)
     fallFactor = settings.backgroundFallFactor
+    quietRatio = pow(10, -settings.quietFallDepth / 10)
+    quietRate = coefficient(settings.quietFallTime)
     marginRatio = pow(10, settings.backgroundMargin / 10)
     depthRate = coefficient(settings.spreadTime)
     depthLimit = settings.spreadLimit
@@ -113,6 +120,7 @@ struct HeldBackground: Sendable {
     let ceiling = power * marginRatio
     let learning = learningFrames > 0
     if learning { learningFrames -= 1 }
+    if isTalking && !learning { hasTalked = true }
     guard !isTalking || frame < ceiling else {
       uncountedFrames += 1
       uncountedSum += decibels
@@ -131,7 +139,11 @@ struct HeldBackground: Sendable {
     }
     let target = min(frame, ceiling)
     var step = learning ? learningRate : rate
-    if target < power { step *= fallFactor }
+    if !hasTalked && target < power * quietRatio {
+      step = max(step, quietRate)
+    } else if target < power {
+      step *= fallFactor
+    }
     power += step * (target - power)
   }
 }

@@ -53,6 +53,14 @@ public struct TalkDetectorSettings: Sendable, Equatable {
   public var backgroundTime: Double = 2
   /// The background falls this many times slower than it rises (0…1).
   public var backgroundFallFactor: Double = 0.64
+  /// Until talk first opens after the room was learned, dB below the
+  /// background beyond which a frame is plainly the room in a pause: the
+  /// background falls to it within `quietFallTime` instead (a stream
+  /// started mid-sentence learned the talker as its room; it comes down
+  /// in the first pause, not minutes later).
+  public var quietFallDepth: Double = 15
+  /// Time constant in seconds of that fall.
+  public var quietFallTime: Double = 0.2
   /// dB above the background within which a frame counts as background
   /// while talk is open (and up to which any frame counts while closed).
   public var backgroundMargin: Double = 2.25

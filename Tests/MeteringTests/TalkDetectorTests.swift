@@ -183,6 +183,21 @@ import Testing
 
   // MARK: Talk in the meter
 
+  /// A stream that starts mid-sentence learns the talker as its room; the
+  /// first pause of the room brings the background down, so the next
+  /// sentence is talk from its first word (it used to stay silence for
+  /// minutes).
+  @Test func aStreamStartedMidSentenceHearsTheNextOne() {
+    // Syllables 70 ms apart at -26 dBFS over a -46 dBFS room, from the
+    // first frame; a 2 s pause; more of them.
+    var scene = TransmissionScene(seconds: 24, floor: -46, seed: 6, rate: 48_000)
+    scene.talk(at: 0, seconds: 8)
+    scene.talk(at: 10, seconds: 8)
+    let found = MeterRun.segments(MeterRun.events(scene.samples))
+    let second = found.first { $0.end > 12 }
+    #expect(second.map { abs($0.start - 10) <= 0.1 } == true, "\(found)")
+  }
+
   /// A 20 s continuous reading at -35 dBFS in a -70 dBFS room is talk
   /// throughout: one segment from its first word to its last.
   @Test func twentySecondsOfReadingIsTalkThroughout() {

@@ -18,7 +18,8 @@ import TonePlans
 
   @Test func recordingLiveNeverAllocatesOnTheAudioThreadAndMakesOneFilePerTransmission() throws {
     var scene = TransmissionScene(seconds: 14, floor: -50, seed: 21, rate: Self.rate)
-    scene.talk(at: 1.0, seconds: 1.5)
+    // Talk starts once the detector has learned the room (its learningTime).
+    scene.talk(at: 2.0, seconds: 1.5)
     scene.talk(at: 7.0, seconds: 2.0)
     let recording = RecorderSettings()
     let job = LiveRecordingFeed.jobSettings(
@@ -89,8 +90,9 @@ import TonePlans
   /// tiling stream time plus the gap.
   @Test func aLiveJobWithALostDeviceMakesAGapBetweenTwoFiles() throws {
     let rate = Double(LiveJobTests.rate)
-    var before = TransmissionScene(seconds: 3, floor: -50, seed: 31, rate: rate)
-    before.talk(at: 0.8, seconds: 1.0)
+    // Talk starts once the detector has learned the room (its learningTime).
+    var before = TransmissionScene(seconds: 4, floor: -50, seed: 31, rate: rate)
+    before.talk(at: 1.8, seconds: 1.0)
     var after = TransmissionScene(seconds: 3, floor: -50, seed: 32, rate: rate)
     after.talk(at: 0.5, seconds: 1.0)
     let first = SimulatedDevicePair(
@@ -101,7 +103,7 @@ import TonePlans
     var recording = RecorderSettings()
     recording.hang = 0.5
     var settings = LiveRecordingFeed.jobSettings(
-      for: recording, detection: ToneDetectionSettings(), duration: 5.2,
+      for: recording, detection: ToneDetectionSettings(), duration: 6.2,
       recovery: DeviceRecovery(reconnects: true), captureBuffer: 20)
     settings.recovery.retryInterval = 0.05
     var opened = 0
@@ -126,7 +128,7 @@ import TonePlans
     var lost = false
     let feed = LiveRecordingFeed(recorder: recorder, processor: job.processor) {
       let time = Double(job.processor.framesProcessed.load(ordering: .acquiring)) / rate
-      if !lost && time >= 2.7 {
+      if !lost && time >= 3.7 {
         lost = true
         first.inject(.deviceLost)
         availableAgain = MonotonicClock.seconds + 0.4

@@ -123,8 +123,9 @@ import Testing
   /// longer than the hang plus 50 ms always does.
   @Test(arguments: [0.5, 1.0, 1.5])
   func pausesSplitOnlyWhenLongerThanTheHang(hang: Double) throws {
-    var scene = TransmissionScene(seconds: 4 + 4 * (hang + 1.5), floor: -46, seed: 5)
-    var at = 1.0
+    var scene = TransmissionScene(seconds: 5 + 4 * (hang + 1.5), floor: -46, seed: 5)
+    // Talk starts once the detector has learned the room (its learningTime).
+    var at = 2.0
     scene.talk(at: at, seconds: 1.2)
     at = Double(scene.ends[0]) / Self.rate + hang - 0.05
     scene.talk(at: at, seconds: 1.2)
@@ -149,7 +150,7 @@ import Testing
   /// an overlap, to the sample.
   @Test func clicksAreBlipsAndTheTimelineAddsUp() throws {
     var scene = TransmissionScene(seconds: 12, floor: -50, seed: 9)
-    scene.talk(at: 1.0, seconds: 0.1)
+    scene.talk(at: 2.0, seconds: 0.1)
     scene.talk(at: 4.0, seconds: 1.5)
     scene.talk(at: 9.0, seconds: 0.1)
     let (session, _) = try record(scene)
@@ -207,7 +208,7 @@ import Testing
   /// closes it is renamed, with a sidecar beside it.
   @Test func theOpenFileIsValidWhileItIsWritten() throws {
     var scene = TransmissionScene(seconds: 12, floor: -46, seed: 11)
-    scene.talk(at: 1.0, seconds: 6)
+    scene.talk(at: 2.0, seconds: 6)
     let directory = try temporaryDirectory()
     let recorder = try Recorder(
       settings: Self.settings(), sampleRate: Self.rate, channelCount: 1, encoding: .float,
