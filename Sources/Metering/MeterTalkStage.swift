@@ -156,7 +156,7 @@ package final class MeterTalkStage {
     emit(.summary(summary))
   }
 
-  private func handle(_ transition: TalkTransition, emit: (MeterEvent) -> Void) {
+  private func handle(_ transition: TriggerTransition, emit: (MeterEvent) -> Void) {
     let time = Double(transition.position) / envelopeRate
     if transition.isStart {
       talkStartTime = time

@@ -216,7 +216,7 @@ public struct TalkDetector: Sendable {
   /// Feeds band samples of one channel (squared and framed here), calling
   /// `onTransition` for every change.
   public mutating func process(
-    _ band: UnsafeBufferPointer<Float>, onTransition: (TalkTransition) -> Void
+    _ band: UnsafeBufferPointer<Float>, onTransition: (TriggerTransition) -> Void
   ) {
     for sample in band {
       partialSum += Double(sample) * Double(sample)
@@ -232,7 +232,7 @@ public struct TalkDetector: Sendable {
 
   /// Feeds one frame: the mean square of its `frameLength` band samples
   /// (the loudest channel's). Returns the transition it causes, if any.
-  public mutating func process(framePower: Double) -> TalkTransition? {
+  public mutating func process(framePower: Double) -> TriggerTransition? {
     // Click-free: the median of the last five frames (50 ms), so a key
     // click — a few milliseconds — never counts, while a syllable does.
     let power =
@@ -295,7 +295,7 @@ public struct TalkDetector: Sendable {
   }
 
   /// A transition of the trigger (in frames) in band samples.
-  private func frameTransition(_ transition: TalkTransition?) -> TalkTransition? {
+  private func frameTransition(_ transition: TriggerTransition?) -> TriggerTransition? {
     guard var transition else { return nil }
     // Where it happened is dated back by the median's lag; when it was
     // decided is not.
@@ -316,5 +316,5 @@ public struct TalkDetector: Sendable {
   }
 
   /// Ends talk in progress at the end of the stream.
-  public mutating func finish() -> TalkTransition? { frameTransition(trigger.finish()) }
+  public mutating func finish() -> TriggerTransition? { frameTransition(trigger.finish()) }
 }

@@ -1,6 +1,7 @@
-/// A change of the talk state, at an exact sample position.
-public struct TalkTransition: Sendable, Equatable {
-  /// True when talk starts, false when it ends.
+/// A change of a Schmitt trigger's state (open or closed), at an exact
+/// sample position.
+public struct TriggerTransition: Sendable, Equatable {
+  /// True when the trigger opens, false when it closes.
   public var isStart: Bool
   /// Position (in the trigger's samples) where the change really happened:
   /// for a start, where the envelope last rose above the close threshold
@@ -45,12 +46,12 @@ public struct SchmittTrigger: Sendable {
   }
 
   /// Feeds one envelope sample; returns a transition when the state changes.
-  public mutating func process(_ envelope: Float) -> TalkTransition? {
+  public mutating func process(_ envelope: Float) -> TriggerTransition? {
     defer { position += 1 }
     return step(envelope)
   }
 
-  private mutating func step(_ envelope: Float) -> TalkTransition? {
+  private mutating func step(_ envelope: Float) -> TriggerTransition? {
     let aboveClose = envelope >= closeThreshold
     if aboveClose && !wasAboveClose { lastRise = position }
     if !aboveClose && wasAboveClose { lastFall = position }
@@ -58,11 +59,11 @@ public struct SchmittTrigger: Sendable {
     if isOpen {
       if !aboveClose && position - lastFall + 1 >= holdSamples {
         isOpen = false
-        return TalkTransition(isStart: false, position: lastFall, decisionPosition: position)
+        return TriggerTransition(isStart: false, position: lastFall, decisionPosition: position)
       }
     } else if envelope >= openThreshold {
       isOpen = true
-      return TalkTransition(isStart: true, position: lastRise, decisionPosition: position)
+      return TriggerTransition(isStart: true, position: lastRise, decisionPosition: position)
     }
     return nil
   }
@@ -70,7 +71,7 @@ public struct SchmittTrigger: Sendable {
   /// Feeds a block of envelope samples, calling `onTransition` for each
   /// change. Same results as calling `process(_:)` per sample, faster.
   public mutating func process(
-    _ envelope: UnsafeBufferPointer<Float>, onTransition: (TalkTransition) -> Void
+    _ envelope: UnsafeBufferPointer<Float>, onTransition: (TriggerTransition) -> Void
   ) {
     let base = position
     let count = envelope.count
@@ -125,10 +126,10 @@ public struct SchmittTrigger: Sendable {
     return end
   }
 
-  public mutating func finish() -> TalkTransition? {
+  public mutating func finish() -> TriggerTransition? {
     guard isOpen else { return nil }
     isOpen = false
     let end = wasAboveClose ? position : lastFall
-    return TalkTransition(isStart: false, position: end, decisionPosition: position)
+    return TriggerTransition(isStart: false, position: end, decisionPosition: position)
   }
 }

@@ -42,7 +42,7 @@ import Testing
       let tone: Float = (t >= 3 && t < 4) ? Float(0.2 * sin(2 * Double.pi * 500 * t)) : 0
       band.append(noise + tone)
     }
-    var transitions = [TalkTransition]()
+    var transitions = [TriggerTransition]()
     band.withUnsafeBufferPointer { detector.process($0) { transitions.append($0) } }
     #expect(transitions.map(\.isStart) == [true, false])
     guard transitions.count == 2 else { return }
@@ -67,7 +67,7 @@ import Testing
       let t = Double(n) / rate
       return t >= 0.5 && t < 1.5 ? Float(0.1 * sin(2 * Double.pi * 440 * t)) : 0
     }
-    var transitions = [TalkTransition]()
+    var transitions = [TriggerTransition]()
     band.withUnsafeBufferPointer { detector.process($0) { transitions.append($0) } }
     #expect(transitions.map(\.isStart) == [true, false])
     guard transitions.count == 2 else { return }

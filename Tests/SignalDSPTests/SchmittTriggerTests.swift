@@ -17,10 +17,10 @@ import Testing
       levels += Array(repeating: level, count: Int.random(in: 1...300, using: &random))
     }
     var single = SchmittTrigger(openThreshold: 0.6, closeThreshold: 0.3, holdSamples: hold)
-    var expected = [TalkTransition]()
+    var expected = [TriggerTransition]()
     for level in levels { if let t = single.process(level) { expected.append(t) } }
     var block = SchmittTrigger(openThreshold: 0.6, closeThreshold: 0.3, holdSamples: hold)
-    var got = [TalkTransition]()
+    var got = [TriggerTransition]()
     var start = 0
     while start < levels.count {
       let end = min(levels.count, start + Int.random(in: 1...2000, using: &random))
@@ -60,7 +60,7 @@ import Testing
     #expect(trigger.isOpen)
     // Below from position `fall` on: closes on exactly the hold-th sample.
     let fall = trigger.position
-    var closing: TalkTransition?
+    var closing: TriggerTransition?
     var samplesBelow: Int64 = 0
     while closing == nil {
       closing = trigger.process(0.1)
@@ -77,7 +77,7 @@ import Testing
     for _ in 0..<100 { _ = trigger.process(0.1) }
     for _ in 0..<20 { _ = trigger.process(0.3) }
     let start = trigger.process(0.6)
-    #expect(start == TalkTransition(isStart: true, position: 100, decisionPosition: 120))
+    #expect(start == TriggerTransition(isStart: true, position: 100, decisionPosition: 120))
   }
 
   @Test func finishClosesOpenSegment() {
