@@ -507,7 +507,8 @@ def real_section(micloop):
     for script, title in (("real_talk_eval.py", "### Talk on recorded readings"),
                           ("real_talkoff_eval.py", "### No key from anyone talking, or from music"),
                           ("real_keys_eval.py", "### Keys under a caller talking and over music on hold")):
-        out = sh([sys.executable, os.path.join(scripts, script), "--micloop", micloop])
+        full = ["--full"] if script == "real_talk_eval.py" else []
+        out = sh([sys.executable, os.path.join(scripts, script), "--micloop", micloop] + full)
         lines += [title, ""] + out.stdout.strip().splitlines() + [""]
     return lines
 
