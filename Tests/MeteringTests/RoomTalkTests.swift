@@ -11,44 +11,12 @@ import Testing
 
   /// Talk segments (start, end) the meter reports for `samples`.
   func segments(_ samples: [Float]) -> [(Double, Double)] {
-    var result = [(Double, Double)]()
-    var start: Double?
-    for event in events(samples) {
-      switch event {
-      case .talkStart(let time): start = time
-      case .talkEnd(let time): result.append((start ?? 0, time))
-      default: break
-      }
-    }
-    return result
-  }
-
-  /// Every event the meter reports for `samples`.
-  func events(_ samples: [Float]) -> [MeterEvent] {
-    let meter = MeterProcessor(
-      sampleRate: Self.rate, channelCount: 1, settings: MeterSettings(), maximumBlock: 4096)
-    var copy = samples
-    var result = [MeterEvent]()
-    let emit = { (event: MeterEvent) in result.append(event) }
-    copy.withUnsafeMutableBufferPointer { buffer in
-      var offset = 0
-      while offset < buffer.count {
-        let count = min(4096, buffer.count - offset)
-        meter.process(buffer.baseAddress! + offset, frameCount: count, emit: emit)
-        offset += count
-      }
-    }
-    meter.finish(emit: emit)
-    return result
+    MeterRun.segments(MeterRun.events(samples, sampleRate: Self.rate)).map { ($0.start, $0.end) }
   }
 
   /// White noise at `level` dBFS RMS (seeded), `seconds` long.
   func noise(_ seconds: Double, level: Double, seed: UInt64) -> [Float] {
-    var random = SplitMix(seed: seed)
-    let amplitude = Float(Decibels.amplitude(level) * 3.0.squareRoot())
-    return (0..<Int(seconds * Self.rate)).map { _ in
-      Float.random(in: -1...1, using: &random) * amplitude
-    }
+    MeterRun.noise(seconds, level: level, seed: seed, sampleRate: Self.rate)
   }
 
   @Test func percentilesOfTheWindowOnly() {
@@ -148,7 +116,7 @@ import Testing
     }
     var before = [LevelReading]()
     var during = [LevelReading]()
-    for case .level(let reading) in events(samples) {
+    for case .level(let reading) in MeterRun.events(samples, sampleRate: Self.rate) {
       if reading.time > 5 && reading.time <= 7 { before.append(reading) }
       if reading.time > 7.2 && reading.time <= 7.9 { during.append(reading) }
     }
