@@ -149,7 +149,11 @@ import Testing
     #expect(Array(output[from...]) == Array(input[from...]))
   }
 
-  /// Notches, deepening, the duck and lifts on the audio thread: not one allocation.
+  /// Notches, deepening, the duck and lifts on the audio thread: not one
+  /// allocation. Another guard rehearses the same signal first: what the
+  /// Swift runtime sets up once per process on a path's first run (the
+  /// guard's own warm-up covers the paths it can reach alone) must not be
+  /// counted against the guard watched.
   @Test func guardingNeverAllocates() {
     var settings = HowlGuardSettings()
     settings.liftDelay = 0.5
@@ -161,6 +165,16 @@ import Testing
       Self.howl(1500, start: 0.3, end: 1.5, level: -65, growth: 100, count: count),
       Self.howl(2600, start: 0.3, end: 1.5, level: -65, growth: 100, count: count),
       Self.howl(3900, start: 0.3, end: 1.5, level: -65, growth: 100, count: count))
+    var rehearsal = input
+    let rehearsing = makeGuard(settings)
+    rehearsal.withUnsafeMutableBufferPointer { buffer in
+      for start in stride(from: 0, to: buffer.count, by: 256) {
+        rehearsing.process(
+          buffer.baseAddress! + start, frameCount: 256, time: Double(start) / Self.rate,
+          gainDecibels: 0
+        ) { _ in }
+      }
+    }
     let howlGuard = makeGuard(settings)
     var actions = (notch: 0, deepen: 0, duck: 0, lift: 0)
     var allocations = 0
