@@ -125,10 +125,10 @@ struct RawInput {
 /// The file each input is written to: one per process, unlinked at once
 /// and rewritten for each input, opened by its `/proc/self/fd` path.
 enum ScratchFile {
-  nonisolated(unsafe) private static let descriptor: Int32 = {
+  private static let descriptor: Int32 = {
     var template = Array("/tmp/micloop-fuzz-XXXXXX".utf8CString)
     let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-    if descriptor >= 0 { unlink(String(cString: template)) }
+    if descriptor >= 0 { template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) } }
     return descriptor
   }()
 
