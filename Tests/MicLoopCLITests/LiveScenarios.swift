@@ -31,12 +31,7 @@ enum LiveScenarios {
       let result = meter.result()
       let peak = result.lastJSONObject?["peak_dbfs"] as? Double
       let passed = result.status == 0 && peak.map { abs($0 - -10) < 0.05 } == true
-      player.signal(SIGTERM)
-      let log = server.log
-      return (
-        (result, server.label, log), passed,
-        result.output + player.result().errorOutput + log
-      )
+      return ending(result, passed: passed, player: player, server: server)
     }
     #expect(result.status == 0, "\(label): \(result.errorOutput)\n\(log)")
     let peak = try #require(
@@ -71,17 +66,23 @@ enum LiveScenarios {
       defer { player.signal(SIGKILL) }
       let result = tones.result()
       let passed = TonesCommandTests.heard(result.output, dtmf: "123#", texts: texts)
-      player.signal(SIGTERM)
-      let log = server.log
-      return (
-        (result, server.label, log), passed,
-        result.output + player.result().errorOutput + log
-      )
+      return ending(result, passed: passed, player: player, server: server)
     }
     #expect(result.status == 0, "\(label): \(result.errorOutput)\n\(log)")
     let events = TonesCommandTests.events(result.output)
     #expect(
       TonesCommandTests.symbols(events, plan: "dtmf") == "123#", "\(label): \(result.output)")
     #expect(TonesCommandTests.texts(events) == texts, "\(label): \(result.output)")
+  }
+
+  /// Ends an attempt: stops the player, and returns micloop's result with
+  /// the server's name and log for the test, whether it passed, and what
+  /// `LiveAttempts` reads for a reported loss.
+  private static func ending(
+    _ result: MicLoopBinary.Result, passed: Bool, player: SpawnedProcess, server: some SoundServer
+  ) -> (result: (MicLoopBinary.Result, String, String), passed: Bool, output: String) {
+    player.signal(SIGTERM)
+    let log = server.log
+    return ((result, server.label, log), passed, result.output + player.result().errorOutput + log)
   }
 }

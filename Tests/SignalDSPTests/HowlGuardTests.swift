@@ -160,43 +160,42 @@ import Testing
     settings.liftInterval = 0.1
     settings.duckHold = 0.3
     let count = Int(4 * Self.rate)
-    var input = Self.sum(
+    let input = Self.sum(
       Self.noise(count: count, level: -60, seed: 5),
       Self.howl(1500, start: 0.3, end: 1.5, level: -65, growth: 100, count: count),
       Self.howl(2600, start: 0.3, end: 1.5, level: -65, growth: 100, count: count),
       Self.howl(3900, start: 0.3, end: 1.5, level: -65, growth: 100, count: count))
-    var rehearsal = input
-    let rehearsing = makeGuard(settings)
-    rehearsal.withUnsafeMutableBufferPointer { buffer in
-      for start in stride(from: 0, to: buffer.count, by: 256) {
-        rehearsing.process(
-          buffer.baseAddress! + start, frameCount: 256, time: Double(start) / Self.rate,
-          gainDecibels: 0
-        ) { _ in }
-      }
-    }
-    let howlGuard = makeGuard(settings)
-    var actions = (notch: 0, deepen: 0, duck: 0, lift: 0)
-    var allocations = 0
-    input.withUnsafeMutableBufferPointer { buffer in
-      var start = 0
-      while start < buffer.count {
-        if start == 256 { allocation_counter_watch_current_thread(1) }
-        howlGuard.process(
-          buffer.baseAddress! + start, frameCount: 256, time: Double(start) / Self.rate,
-          gainDecibels: 0
-        ) { event in
-          switch event.action {
-          case .notch: actions.notch += 1
-          case .deepen: actions.deepen += 1
-          case .duck: actions.duck += 1
-          case .lift: actions.lift += 1
-          }
+    /// Runs the input through `howlGuard` in 256-frame periods; with
+    /// `watching`, returns this thread's allocations from the second on.
+    func run(
+      _ howlGuard: HowlGuard, watching: Bool, onEvent: (HowlGuardEvent) -> Void = { _ in }
+    ) -> Int {
+      var samples = input
+      var allocations = 0
+      samples.withUnsafeMutableBufferPointer { buffer in
+        for start in stride(from: 0, to: buffer.count, by: 256) {
+          if watching && start == 256 { allocation_counter_watch_current_thread(1) }
+          howlGuard.process(
+            buffer.baseAddress! + start, frameCount: 256, time: Double(start) / Self.rate,
+            gainDecibels: 0
+          ) { onEvent($0) }
         }
-        start += 256
+        if watching {
+          allocations = allocation_counter_thread_count()
+          allocation_counter_watch_current_thread(0)
+        }
       }
-      allocations = allocation_counter_thread_count()
-      allocation_counter_watch_current_thread(0)
+      return allocations
+    }
+    _ = run(makeGuard(settings), watching: false)
+    var actions = (notch: 0, deepen: 0, duck: 0, lift: 0)
+    let allocations = run(makeGuard(settings), watching: true) { event in
+      switch event.action {
+      case .notch: actions.notch += 1
+      case .deepen: actions.deepen += 1
+      case .duck: actions.duck += 1
+      case .lift: actions.lift += 1
+      }
     }
     #expect(actions.notch >= 2 && actions.duck >= 1 && actions.lift >= 2)
     #expect(allocations == 0)
