@@ -198,15 +198,11 @@ struct Meter: ParsableCommand {
     } catch {
       throw CommandFailure(error)
     }
-    if let problem = outcome.problem {
-      throw CommandFailure(message: problem.description, status: 65)
-    }
-    if outcome.summary.invalidSamples > 0 {
-      throw CommandFailure(
-        message:
-          "\(input): \(outcome.summary.invalidSamples) NaN, infinite or impossibly loud (beyond +60 dBFS) samples were ignored; the levels cover the valid samples; the file is damaged, re-export it",
-        status: 65)
-    }
+    try CommandFailure.checkDamage(
+      of: input, problem: outcome.problem, invalidSamples: outcome.summary.invalidSamples,
+      treatment:
+        "NaN, infinite or impossibly loud (beyond +60 dBFS) samples were ignored; the levels cover the valid samples"
+    )
   }
 }
 

@@ -37,4 +37,20 @@ extension CommandFailure {
     }
     self.init(message: message, status: error.isDataError ? 65 : 1)
   }
+
+  /// The end of a job on a file whose results were given: the problem
+  /// found reading it, else `invalidSamples` that were not sound
+  /// (`treatment` says what became of them), each as status 65 — one
+  /// rule for every command.
+  static func checkDamage(
+    of input: String, problem: AudioFileError?, invalidSamples: Int, treatment: String
+  ) throws(CommandFailure) {
+    if let problem { throw CommandFailure(message: problem.description, status: 65) }
+    if invalidSamples > 0 {
+      throw CommandFailure(
+        message:
+          "\(input): \(invalidSamples) \(treatment); the file is damaged, re-export it",
+        status: 65)
+    }
+  }
 }

@@ -103,15 +103,9 @@ struct Plot: ParsableCommand {
         : Self.text(data, output: output, layout: layout))
     StandardOutput.flush()
     // As meter and tones: what could be read is drawn, then the problem.
-    if let problem = data.problem {
-      throw CommandFailure(message: problem.description, status: 65)
-    }
-    if data.invalidSamples > 0 {
-      throw CommandFailure(
-        message:
-          "\(input): \(data.invalidSamples) NaN, infinite or impossibly loud (beyond +60 dBFS) samples were drawn as silence; the file is damaged, re-export it",
-        status: 65)
-    }
+    try CommandFailure.checkDamage(
+      of: input, problem: data.problem, invalidSamples: data.invalidSamples,
+      treatment: "NaN, infinite or impossibly loud (beyond +60 dBFS) samples were drawn as silence")
   }
 
   static func fileName(_ path: String) -> String {

@@ -108,14 +108,8 @@ struct Tones: ParsableCommand {
         : ToneReporting.summaryLine(tally, duration: outcome.duration))
     StandardOutput.flush()
     reporting.waitForCommands()
-    if let problem = outcome.problem {
-      throw CommandFailure(message: problem.description, status: 65)
-    }
-    if outcome.invalidSamples > 0 {
-      throw CommandFailure(
-        message:
-          "\(input): \(outcome.invalidSamples) NaN or infinite samples were decoded as silence; the file is damaged, re-export it",
-        status: 65)
-    }
+    try CommandFailure.checkDamage(
+      of: input, problem: outcome.problem, invalidSamples: outcome.invalidSamples,
+      treatment: "NaN or infinite samples were decoded as silence")
   }
 }
