@@ -14,6 +14,18 @@ import Testing
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
+  /// Starts `micloop record` on the virtual microphone's monitor with 85 ms
+  /// buffers, its index as JSON Lines, files into `out`.
+  func startRecorder(on devices: VirtualDevices, into out: String, _ more: [String] = [])
+    throws -> SpawnedProcess
+  {
+    try devices.startMicloop(
+      [
+        "record", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4", "--dir", out,
+        "--json",
+      ] + more)
+  }
+
   /// 16-bit 48 kHz transmissions at 20 dB SNR, written for aplay.
   func scene(_ transmissions: [(at: Double, seconds: Double)], seconds: Double) throws -> String {
     var scene = TransmissionScene(seconds: seconds, floor: -46, seed: 51, rate: 48_000)
@@ -38,10 +50,7 @@ import Testing
     defer { keep.signal(SIGTERM) }
     let signal = try scene([(2, 1.6), (6.5, 2.0), (11, 1.2)], seconds: 15)
     let out = file("live")
-    let recorder = try devices.startMicloop([
-      "record", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4", "--dir", out,
-      "--json", "--duration", "17", "--hang", "1",
-    ])
+    let recorder = try startRecorder(on: devices, into: out, ["--duration", "17", "--hang", "1"])
     #expect(recorder.waitForOutput("\"session_start\""))
     let player = try devices.play(signal, into: "mic")
     defer { player.signal(SIGTERM) }
@@ -78,10 +87,7 @@ import Testing
     defer { keep.signal(SIGTERM) }
     let signal = try scene([(1, 12)], seconds: 14)
     let out = file("stopped-\(stop)")
-    let recorder = try devices.startMicloop([
-      "record", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4", "--dir", out,
-      "--json",
-    ])
+    let recorder = try startRecorder(on: devices, into: out)
     defer { recorder.signal(SIGKILL) }
     #expect(recorder.waitForOutput("\"session_start\""))
     let player = try devices.play(signal, into: "mic")
@@ -121,10 +127,7 @@ import Testing
     var killedWhileWriting = 0
     for attempt in 0..<8 {
       let out = file("killed-\(attempt)")
-      let recorder = try devices.startMicloop([
-        "record", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4", "--dir", out,
-        "--json",
-      ])
+      let recorder = try startRecorder(on: devices, into: out)
       defer { recorder.signal(SIGKILL) }
       #expect(recorder.waitForOutput("\"open\"", timeout: 30))
       let delay = Double.random(in: 0.1...3, using: &random)
@@ -172,10 +175,7 @@ import Testing
       "dd", "if=/dev/zero", "of=\(filler)", "bs=64k", "count=16", "status=none",
     ])
     let out = mount + "/out"
-    let recorder = try devices.startMicloop([
-      "record", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4", "--dir", out,
-      "--json",
-    ])
+    let recorder = try startRecorder(on: devices, into: out)
     defer { recorder.signal(SIGKILL) }
     #expect(recorder.waitForOutput("\"session_start\""))
     let player = try devices.play(signal, into: "mic")
