@@ -98,6 +98,12 @@ public struct TalkDetectorSettings: Sendable, Equatable {
   /// `steadyTime` under which it counts as steady. Speech never holds this
   /// still: its syllables come and go by 10 dB and more.
   public var steadySpread: Double = 2
+  /// dB from the 10th to the 90th percentile of the click-free level around
+  /// its straight-line trend over `steadyTime` under which it counts as a
+  /// swell (traffic passing, a machine spinning up): background at once,
+  /// at the trend's 10th percentile. Speech strays from any line by 10 dB
+  /// and more within a second.
+  public var swellSpread: Double = 3.5
 
   public init() {}
 }
@@ -157,6 +163,9 @@ public struct TalkDetector: Sendable {
   /// The click-free level of the last `steadyTime`, to tell a steady new
   /// noise (a fan switched on) at once.
   private var recentLevels: LevelDistribution
+  /// The same levels' straight-line trend, to tell a noise that swells or
+  /// fades smoothly (traffic passing) at once.
+  private var recentTrend: LevelTrend
   private let steadyCount: Int
   /// Frames of digital silence the stream began with (counted until the
   /// first sound).
@@ -172,6 +181,12 @@ public struct TalkDetector: Sendable {
   /// The evidence of the last frame.
   public private(set) var evidence = TalkEvidence()
 
+  /// The 10th-to-90th percentile spread of a normal distribution, in
+  /// standard deviations: `steadySpread` for a level around a trend.
+  static let spreadPerDeviation = 2.563
+  /// How far the 10th percentile lies below a normal distribution's mean,
+  /// in standard deviations.
+  static let lowDecilePerDeviation = 1.2816
   /// The full-scale envelope: no threshold lies above it.
   static let fullScale = 0.0
   /// Seconds per frame.
@@ -193,6 +208,7 @@ public struct TalkDetector: Sendable {
     floorPower = pow(10, settings.minimumFloor / 10)
     recentLevels = LevelDistribution(
       windowCount: settings.isAbsolute ? 1 : steadyCount, tracked: (0.1, 0.9))
+    recentTrend = LevelTrend(windowCount: settings.isAbsolute ? 1 : steadyCount)
     foregroundStep = settings.foregroundFade * frame
     let hold = Int64((settings.holdTime / frame).rounded())
     if settings.isAbsolute {
@@ -264,6 +280,15 @@ public struct TalkDetector: Sendable {
       let (low, high) = recentLevels.trackedPercentiles, high - low <= settings.steadySpread
     {
       background.raise(to: pow(10, low / 10))
+    }
+    recentTrend.add(level)
+    if !learning, recentTrend.isFull, let trend = recentTrend.fit,
+      trend.deviation * Self.spreadPerDeviation <= settings.swellSpread
+    {
+      // Steady around a line: a swell, whose 10th percentile at this frame
+      // is the background.
+      background.raise(
+        to: pow(10, (trend.level - Self.lowDecilePerDeviation * trend.deviation) / 10))
     }
     let backgroundLevel = 10 * log10(background.power)
     backgroundDecibels = backgroundLevel

@@ -172,4 +172,34 @@ import Testing
       #expect(start >= 5.95 && end <= 6 + 2, "talk \(start)–\(end) s after a fan came on at 6 s")
     }
   }
+
+  /// Noise at `level` dBFS whose level swings ±10 dB with a period of
+  /// `period` seconds, like traffic passing (at its steepest 2π·10/period
+  /// dB a second).
+  func swellingNoise(_ seconds: Double, level: Double, period: Double, seed: UInt64) -> [Float] {
+    var samples = noise(seconds, level: level, seed: seed)
+    for index in samples.indices {
+      let t = Double(index) / Self.rate
+      samples[index] *= Float(Decibels.amplitude(10 * sin(2 * Double.pi * t / period)))
+    }
+    return samples
+  }
+
+  @Test(arguments: [20.0, 10.0])
+  func trafficSwellingByTenDecibelsIsNoTalk(period: Double) {
+    let found = segments(swellingNoise(90, level: -45, period: period, seed: 21))
+    #expect(found.isEmpty, "a ±10 dB swell every \(period) s: \(found)")
+  }
+
+  @Test func speechOverSwellingTrafficIsStillTalk() {
+    var samples = swellingNoise(30, level: -45, period: 20, seed: 22)
+    let speech = continuousSpeech(6, level: -30, seed: 23)
+    let start = Int(12 * Self.rate)
+    for index in speech.indices { samples[start + index] += speech[index] }
+    let found = segments(samples)
+    #expect(found.count == 1, "\(found.map { "\($0.0)–\($0.1)" })")
+    if let first = found.first {
+      #expect(first.0 >= 11.9 && first.0 <= 12.1 && first.1 >= 17.8 && first.1 <= 18.3, "\(first)")
+    }
+  }
 }
