@@ -182,11 +182,8 @@ public struct TalkDetector: Sendable {
   public private(set) var evidence = TalkEvidence()
 
   /// The 10th-to-90th percentile spread of a normal distribution, in
-  /// standard deviations: `steadySpread` for a level around a trend.
+  /// standard deviations: `swellSpread` for a level around a trend.
   static let spreadPerDeviation = 2.563
-  /// How far the 10th percentile lies below a normal distribution's mean,
-  /// in standard deviations.
-  static let lowDecilePerDeviation = 1.2816
   /// The full-scale envelope: no threshold lies above it.
   static let fullScale = 0.0
   /// Seconds per frame.
@@ -285,10 +282,11 @@ public struct TalkDetector: Sendable {
     if !learning, recentTrend.isFull, let trend = recentTrend.fit,
       trend.deviation * Self.spreadPerDeviation <= settings.swellSpread
     {
-      // Steady around a line: a swell, whose 10th percentile at this frame
-      // is the background.
-      background.raise(
-        to: pow(10, (trend.level - Self.lowDecilePerDeviation * trend.deviation) / 10))
+      // Steady around a line: a swell, whose level on the line at this
+      // frame is the background — its own ups, which the spread (measured
+      // below the background) does not see, then stay under the open
+      // threshold.
+      background.raise(to: pow(10, trend.level / 10))
     }
     let backgroundLevel = 10 * log10(background.power)
     backgroundDecibels = backgroundLevel

@@ -167,9 +167,10 @@ import Testing
 
   /// What is not a transmission, ten minutes of each: a fan (brown noise
   /// at about -33 dBFS) with keyboard clicks (10 ms decaying bursts,
-  /// 0.2–1.5 s apart) or with squelch tails (150 ms of white noise at -10
-  /// dBFS every 5–15 s): neither makes a file.
-  enum Noise: CaseIterable { case clicks, squelchTails }
+  /// 0.2–1.5 s apart), with squelch tails (150 ms of white noise at -10
+  /// dBFS every 5–15 s), or swelling by ±10 dB every 20 s like traffic
+  /// passing (3 dB a second at its steepest): none makes a file.
+  enum Noise: CaseIterable { case clicks, squelchTails, traffic }
 
   @Test(arguments: Noise.allCases)
   func noisesWithoutTalkMakeNoFile(noise: Noise) throws {
@@ -179,7 +180,10 @@ import Testing
     var brown: Float = 0
     for index in scene.samples.indices {
       brown = 0.995 * brown + Float.random(in: -0.004...0.004, using: &random)
-      scene.samples[index] += brown
+      let swell =
+        noise == .traffic
+        ? Float(Decibels.amplitude(10 * sin(2 * Double.pi * Double(index) / Self.rate / 20))) : 1
+      scene.samples[index] += brown * swell
     }
     var at = 0.5
     while noise == .clicks && at < seconds - 1 {
