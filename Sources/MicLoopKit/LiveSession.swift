@@ -220,7 +220,8 @@ public final class LiveSession<Backend: DuplexBackend> {
       }
       seenOverruns = overruns
       seenUnderruns = underruns
-      if let restored = unit.backend.takeRestoredConnections() {
+      // Said once audio flows again, after the device is back.
+      if hasAudio, let restored = unit.backend.takeRestoredConnections() {
         handlers.onConnectionsRestored(time, restored)
       }
       if ended { break }
