@@ -343,7 +343,15 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   /// Deactivates the client (not after the server ended it): no cycle runs
   /// once this returns. JACK drops the client's connections only here.
   public func halt() {
-    restorer?.stop(wakingWith: portsAppeared)
+    // Connections still waiting for their ports when the server is lost
+    // again are the next client's to make.
+    if let unfinished = restorer?.stop(wakingWith: portsAppeared), let bookKey,
+      hasEnded.load(ordering: .acquiring)
+    {
+      for connection in unfinished {
+        JackConnectionBook.shared.note(connection, isConnected: true, key: bookKey)
+      }
+    }
     isStarted.store(false, ordering: .releasing)
     guard isActive.exchange(false, ordering: .acquiringAndReleasing) else { return }
     guard let jack, let client, !hasEnded.load(ordering: .acquiring) else { return }
