@@ -85,7 +85,9 @@ let package = Package(
       path: "Tests/TestSupport"),
     .testTarget(
       name: "DuplexIOTests",
-      dependencies: ["DuplexIO", "DuplexIOTesting", "AllocationCounter", "TestSupport"]),
+      dependencies: [
+        "DuplexIO", "DuplexIOTesting", "AllocationCounter", "TestSupport", "CPipeWire",
+      ]),
     .testTarget(name: "DuplexIOTestingTests", dependencies: ["DuplexIO", "DuplexIOTesting"]),
     .testTarget(name: "SignalDSPTests", dependencies: ["SignalDSP", "TonePlans", "TestSupport"]),
     .testTarget(name: "MeteringTests", dependencies: ["Metering", "SignalDSP", "TestSupport"]),

@@ -14,7 +14,9 @@
   X(jack_port_register) X(jack_port_get_buffer) X(jack_port_name) X(jack_port_by_name)   \
   X(jack_port_flags) X(jack_port_type) X(jack_port_get_latency_range)                    \
   X(jack_get_ports) X(jack_connect) X(jack_free) X(jack_last_frame_time)                 \
-  X(jack_frames_to_time) X(jack_set_error_function) X(jack_set_info_function)
+  X(jack_frames_to_time) X(jack_set_error_function) X(jack_set_info_function)            \
+  X(jack_set_port_connect_callback) X(jack_set_port_registration_callback)               \
+  X(jack_port_by_id) X(jack_port_is_mine) X(jack_port_short_name)
 
 /* One pointer per function, named as the function. */
 struct micloop_jack {

@@ -14,6 +14,7 @@
 #include <spa/utils/dict.h>
 #include <spa/utils/hook.h>
 #include <spa/node/io.h>
+#include <spa/param/latency-utils.h>
 
 struct pw_thread_loop;
 struct pw_loop;
@@ -37,6 +38,7 @@ struct spa_pod;
 #define MICLOOP_PW_FILTER_STATE_STREAMING 3
 /* enum pw_filter_flags, enum pw_filter_port_flags */
 #define MICLOOP_PW_FILTER_FLAG_RT_PROCESS 4u
+#define MICLOOP_PW_FILTER_FLAG_CUSTOM_LATENCY 8u
 #define MICLOOP_PW_FILTER_PORT_FLAG_MAP_BUFFERS 1u
 #define MICLOOP_PW_ID_CORE 0u
 
@@ -159,6 +161,9 @@ struct micloop_pw_metadata_methods {
      struct pw_properties *props, const struct spa_pod **params, uint32_t n_params))         \
   X(filter_get_dsp_buffer, pw_filter_get_dsp_buffer, void *,                                 \
     (void *port_data, uint32_t n_samples))                                                   \
+  X(filter_update_params, pw_filter_update_params, int,                                      \
+    (struct pw_filter *filter, void *port_data, const struct spa_pod **params,               \
+     uint32_t n_params))                                                                     \
   X(proxy_destroy, pw_proxy_destroy, void, (struct pw_proxy *proxy))
 
 /* One pointer per function. */
@@ -242,3 +247,30 @@ static inline int micloop_pw_metadata_add_listener(
   return result;
 }
 
+
+/* A port's Latency parameter (SPA_PARAM_Latency), as the graph sets it on
+   a filter that does its own latency (MICLOOP_PW_FILTER_FLAG_CUSTOM_LATENCY):
+   true when `param` is one, with its values in `info`. */
+static inline bool micloop_pw_parse_latency(uint32_t id, const struct spa_pod *param,
+                                            struct spa_latency_info *info) {
+  return id == SPA_PARAM_Latency && param != NULL && spa_latency_parse(param, info) >= 0;
+}
+
+/* An empty latency (nothing upstream or downstream) of `direction`. */
+static inline struct spa_latency_info micloop_pw_no_latency(enum spa_direction direction) {
+  struct spa_latency_info info = SPA_LATENCY_INFO(direction);
+  return info;
+}
+
+/* Publishes `info` as the Latency parameter of the filter's port
+   `port_data` (pw_filter_update_params; PipeWire's loop thread). */
+static inline int micloop_pw_filter_publish_latency(const struct micloop_pw *api,
+                                                    struct pw_filter *filter, void *port_data,
+                                                    const struct spa_latency_info *info) {
+  uint8_t buffer[1024];
+  struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+  const struct spa_pod *params[1];
+  params[0] = spa_latency_build(&builder, SPA_PARAM_Latency, info);
+  if (params[0] == NULL) return -ENOSPC;
+  return api->filter_update_params(filter, port_data, params, 1);
+}

@@ -88,6 +88,13 @@ public final class DeviceBackend: DuplexBackend, @unchecked Sendable {
     }
   }
 
+  public func takeRestoredConnections() -> RestoredConnections? {
+    switch chosen {
+    case .jack(let backend): return backend.takeRestoredConnections()
+    case .none, .alsa, .pipeWire: return nil
+    }
+  }
+
   public func start() -> IOResult {
     switch chosen {
     case .none: return .failed(ENODEV)

@@ -63,6 +63,10 @@ public protocol DuplexBackend: AnyObject {
   /// connected to, or `nil` when it reports none (ALSA). Control thread,
   /// while started.
   func serverLatency() -> ServerLatency?
+  /// What the backend did, once it is done, with the connections others had
+  /// made to the ports of a client its sound server lost (`nil` until then,
+  /// after it was taken, and where nothing was to be made again). Control thread.
+  func takeRestoredConnections() -> RestoredConnections?
 }
 
 extension DuplexBackend {
@@ -80,6 +84,7 @@ extension DuplexBackend {
   public func start(calling handler: any ServerCycleHandler) -> IOResult { start() }
   public var isServerThreadRealtime: Bool { false }
   public func serverLatency() -> ServerLatency? { nil }
+  public func takeRestoredConnections() -> RestoredConnections? { nil }
 }
 
 /// What a callback-driven backend calls: the unit's side of a server cycle.

@@ -20,7 +20,10 @@ import Synchronization
 ///   both are counted and flagged in the next period;
 /// - a server that shuts down or dies (`jack_on_info_shutdown`) ends the
 ///   unit as a lost device, so a live job with `--reconnect` attaches a new
-///   client, with the same names, when the server returns;
+///   client, with the same names, when the server returns; the connections
+///   its ports had, followed as they were made and broken (JACK's
+///   port-connect notices, `JackConnectionBook`), are made again as their
+///   ports come back (`JackConnectionRestorer`);
 /// - buffer-size changes are taken from each cycle's frame count: every
 ///   buffer holds `maximumCycleFrames`, so nothing is reallocated (the
 ///   buffer-size callback may race the process callback, jack2#437).
@@ -39,6 +42,9 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   static let drainCycles = 4
   /// How long after a loss JACK's further xrun notices still belong to it.
   static let xrunMergeSeconds = 0.1
+  /// Seconds a new client waits for the ports of a lost client's
+  /// connections to come back (other clients restart after the server).
+  public static let restoreTimeout = 10.0
 
   /// The server connected to; `nil` for libjack's choice.
   public let serverName: String?
@@ -50,6 +56,15 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   private var playbackPorts = PortSet()
   private var captureTarget = DeviceRoute.PortTarget.none
   private var playbackTarget = DeviceRoute.PortTarget.none
+  /// Where the client's connections are kept in `JackConnectionBook`:
+  /// "SERVER/CLIENT". Set before the client is activated; read by the
+  /// notification thread after.
+  private var bookKey: String?
+  /// The connections a lost client of the same name had, to make again.
+  private var lostConnections = [JackPortConnection]()
+  private var restorer: JackConnectionRestorer?
+  /// Raised by JACK's port-registration notices (its notification thread).
+  private let portsAppeared = EventSignal()
 
   // Audio thread (the server's process thread) only.
   private unowned(unsafe) var handler: (any ServerCycleHandler)?
@@ -153,7 +168,13 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
     let outputs = configuration.isOutputEnabled ? configuration.outputChannelCount : 0
     capturePorts = try register(inputs, prefix: "capture", flags: JackPortIsInput)
     playbackPorts = try register(outputs, prefix: "playback", flags: JackPortIsOutput)
+    let name = api.pointee.jack_get_client_name(client).map { String(cString: $0) }
+    let key = "\(serverName ?? JackLibrary.serverName)/\(name ?? Self.clientName)"
+    bookKey = key
+    lostConnections = JackConnectionBook.shared.take(key: key)
     let context = Unmanaged.passUnretained(self).toOpaque()
+    _ = api.pointee.jack_set_port_connect_callback(client, jackPortConnect, context)
+    _ = api.pointee.jack_set_port_registration_callback(client, jackPortRegistration, context)
     _ = api.pointee.jack_set_process_callback(client, jackProcess, context)
     _ = api.pointee.jack_set_xrun_callback(client, jackXrun, context)
     _ = api.pointee.jack_set_buffer_size_callback(client, jackBufferSize, context)
@@ -207,8 +228,42 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
     // Connected before the unit's first period, which is then heard.
     connect(capturePorts, to: captureTarget, serverFlags: JackPortIsOutput, isCapture: true)
     connect(playbackPorts, to: playbackTarget, serverFlags: JackPortIsInput, isCapture: false)
+    if !lostConnections.isEmpty {
+      restorer = JackConnectionRestorer(
+        lostConnections, timeout: Self.restoreTimeout, portsAppeared: portsAppeared,
+        connect: { [unowned self] in restore($0) },
+        describe: { [unowned self] in $0.description(client: ownName) })
+      lostConnections = []
+    }
     isStarted.store(true, ordering: .releasing)
     return .ready
+  }
+
+  /// The client's name as the server gave it.
+  private var ownName: String {
+    guard let jack, let client, let name = jack.pointee.jack_get_client_name(client) else {
+      return Self.clientName
+    }
+    return String(cString: name)
+  }
+
+  /// Makes `connection` again (the restorer's thread): true when both its
+  /// ports exist and they are connected now.
+  private func restore(_ connection: JackPortConnection) -> Bool {
+    guard let jack, let client else { return false }
+    let name = ownName
+    let output = connection.output.name(client: name)
+    let input = connection.input.name(client: name)
+    guard jack.pointee.jack_port_by_name(client, output) != nil,
+      jack.pointee.jack_port_by_name(client, input) != nil
+    else { return false }
+    let result = jack.pointee.jack_connect(client, output, input)
+    return result == 0 || result == EEXIST
+  }
+
+  /// What the restorer did with a lost client's connections, once it is done.
+  public func takeRestoredConnections() -> RestoredConnections? {
+    restorer?.takeReport()
   }
 
   /// Connects the client's ports as the device name asked; a connection
@@ -288,6 +343,15 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   /// Deactivates the client (not after the server ended it): no cycle runs
   /// once this returns. JACK drops the client's connections only here.
   public func halt() {
+    // Connections still waiting for their ports when the server is lost
+    // again are the next client's to make.
+    if let unfinished = restorer?.stop(wakingWith: portsAppeared), let bookKey,
+      hasEnded.load(ordering: .acquiring)
+    {
+      for connection in unfinished {
+        JackConnectionBook.shared.note(connection, isConnected: true, key: bookKey)
+      }
+    }
     isStarted.store(false, ordering: .releasing)
     guard isActive.exchange(false, ordering: .acquiringAndReleasing) else { return }
     guard let jack, let client, !hasEnded.load(ordering: .acquiring) else { return }
@@ -318,6 +382,8 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
     if let jack, let client {
       if !hasEnded.load(ordering: .acquiring) {
         _ = jack.pointee.jack_client_close(client)
+        // Closed on purpose: its connections are not to be made again.
+        if let bookKey { JackConnectionBook.shared.forget(key: bookKey) }
       } else if keepingEndedClient {
         _ = Unmanaged.passRetained(self)
       }
@@ -447,6 +513,31 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
 
   fileprivate func noteXrun() { xruns.add(1, ordering: .relaxed) }
 
+  /// A connection was made or broken (JACK's notification thread): one
+  /// that involves the client's own ports goes into the book.
+  fileprivate func noteConnection(_ first: jack_port_id_t, _ second: jack_port_id_t, isMade: Bool) {
+    guard let jack, let client, let bookKey,
+      let one = jack.pointee.jack_port_by_id(client, first),
+      let other = jack.pointee.jack_port_by_id(client, second)
+    else { return }
+    let isOutput = jack.pointee.jack_port_flags(one) & Int32(JackPortIsOutput.rawValue) != 0
+    let (output, input) = isOutput ? (one, other) : (other, one)
+    func end(_ port: OpaquePointer) -> JackPortConnection.End? {
+      if jack.pointee.jack_port_is_mine(client, port) != 0 {
+        return jack.pointee.jack_port_short_name(port).map { .own(String(cString: $0)) }
+      }
+      return jack.pointee.jack_port_name(port).map { .other(String(cString: $0)) }
+    }
+    guard let outputEnd = end(output), let inputEnd = end(input) else { return }
+    if case .other = outputEnd, case .other = inputEnd { return }
+    JackConnectionBook.shared.note(
+      JackPortConnection(output: outputEnd, input: inputEnd), isConnected: isMade, key: bookKey)
+  }
+
+  /// A port was registered (JACK's notification thread): a connection
+  /// waiting for it may be made now.
+  fileprivate func notePortRegistered() { portsAppeared.signal() }
+
   fileprivate func noteBufferSize(_ frames: Int) { bufferFrames.store(frames, ordering: .relaxed) }
 
   /// The server's rate changed under a running client: its periods no
@@ -493,6 +584,14 @@ private let jackProcess: JackProcessCallback = { frames, argument in
 private let jackXrun: JackXRunCallback = { argument in
   backend(argument).noteXrun()
   return 0
+}
+
+private let jackPortConnect: JackPortConnectCallback = { first, second, isMade, argument in
+  backend(argument).noteConnection(first, second, isMade: isMade != 0)
+}
+
+private let jackPortRegistration: JackPortRegistrationCallback = { _, isRegistered, argument in
+  if isRegistered != 0 { backend(argument).notePortRegistered() }
 }
 
 private let jackBufferSize: JackBufferSizeCallback = { frames, argument in

@@ -54,6 +54,9 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
   var inputs = FilterPorts()
   var outputs = FilterPorts()
   var links = [OpaquePointer]()
+  /// The latency the graph reports for the ports (PipeWire's loop thread,
+  /// read under the loop's lock).
+  private var latencies = PipeWirePortLatencies(inputCount: 0, outputCount: 0)
   private var deviceName = "pw"
   private var sampleRate = 0
   private var captureTarget = DeviceRoute.PortTarget.none
@@ -91,7 +94,7 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
     filterEvents.initialize(
       to: micloop_pw_filter_events(
         version: 1, destroy: nil, state_changed: pipeWireFilterState,
-        io_changed: nil, param_changed: nil, add_buffer: nil, remove_buffer: nil,
+        io_changed: nil, param_changed: pipeWireFilterParam, add_buffer: nil, remove_buffer: nil,
         process: pipeWireFilterProcess, drained: nil, command: nil))
   }
 
@@ -162,9 +165,11 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
       self.filter = filter
       api.pointee.filter_add_listener(
         filter, filterHook.hook, filterEvents, Unmanaged.passUnretained(self).toOpaque())
+      latencies = PipeWirePortLatencies(inputCount: inputCount, outputCount: outputCount)
       inputs = addPorts(inputCount, prefix: "capture", direction: 0, filter: filter, api: api)
       outputs = addPorts(outputCount, prefix: "playback", direction: 1, filter: filter, api: api)
-      return api.pointee.filter_connect(filter, MICLOOP_PW_FILTER_FLAG_RT_PROCESS, nil, 0) == 0
+      let flags = MICLOOP_PW_FILTER_FLAG_RT_PROCESS | MICLOOP_PW_FILTER_FLAG_CUSTOM_LATENCY
+      return api.pointee.filter_connect(filter, flags, nil, 0) == 0
     }
     guard created, inputs.count == inputCount, outputs.count == outputCount else {
       throw DuplexError(
@@ -202,7 +207,7 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
   }
 
   /// Adds `count` mono float ports PREFIX_1… (loop lock held); each port's
-  /// user data holds its index, for the io events.
+  /// user data holds its `FilterPortTag`, for the parameter events.
   private func addPorts(
     _ count: Int, prefix: String, direction: UInt32, filter: OpaquePointer,
     api: UnsafePointer<micloop_pw>
@@ -216,7 +221,8 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
           filter, direction, MICLOOP_PW_FILTER_PORT_FLAG_MAP_BUFFERS, MemoryLayout<Int>.size,
           properties, nil, 0)
       else { return FilterPorts() }
-      data.storeBytes(of: direction == 0 ? index : -1, as: Int.self)
+      let tag: FilterPortTag = direction == 0 ? .input(index) : .output(index)
+      data.storeBytes(of: tag.storedValue, as: Int.self)
       ports.data[index] = data
     }
     return ports
@@ -236,9 +242,16 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
 
   public var isServerThreadRealtime: Bool { realtimeState.load(ordering: .acquiring) == 2 }
 
-  /// PipeWire propagates its ports' latency inside the filter (only a
-  /// filter that does its own latency sees the parameters): none to report.
-  public func serverLatency() -> ServerLatency? { nil }
+  /// The latency the graph set on the ports (`PipeWirePortLatencies`), in
+  /// frames at the quantum and rate the graph runs now: capture from the
+  /// linked sources' hardware to the inputs, playback from the outputs to the
+  /// linked sinks' hardware, 0 where nothing is linked.
+  public func serverLatency() -> ServerLatency? {
+    guard let connection, filter != nil else { return nil }
+    let quantum = graphQuantum.load(ordering: .acquiring)
+    let rate = graphRate.load(ordering: .acquiring)
+    return connection.withLock { latencies.frames(quantum: quantum, rate: rate) }
+  }
 
   /// Stops calling the unit (no cycle runs the unit once this returns) and
   /// removes the links this node made; the node stays, playing silence.
@@ -426,6 +439,23 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
     if let api, let connection { api.pointee.thread_loop_signal(connection.loop, false) }
   }
 
+  /// A port's parameter changed (loop thread): a Latency parameter is
+  /// kept, and what it changes is passed on through the node.
+  fileprivate func noteParameter(
+    port: UnsafeMutableRawPointer?, id: UInt32, parameter: UnsafePointer<spa_pod>?
+  ) {
+    var info = spa_latency_info()
+    guard let port, let api, let filter, micloop_pw_parse_latency(id, parameter, &info),
+      let (passedOn, publishOnInputs) = latencies.note(
+        info, on: FilterPortTag(storedValue: port.load(as: Int.self)))
+    else { return }
+    var combined = passedOn
+    let ports = publishOnInputs ? inputs : outputs
+    for index in 0..<ports.count {
+      guard let data = ports.data[index] else { continue }
+      _ = micloop_pw_filter_publish_latency(api, filter, data, &combined)
+    }
+  }
 }
 
 /// The ports of one direction: PipeWire's handle for each (its user data)
@@ -476,6 +506,14 @@ private let pipeWireFilterState:
     data, _, state, error in
     backend(data).noteState(state, error: error)
   }
+
+private let pipeWireFilterParam:
+  @convention(c) (
+    UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UInt32, UnsafePointer<spa_pod>?
+  )
+    -> Void = { data, port, id, parameter in
+      backend(data).noteParameter(port: port, id: id, parameter: parameter)
+    }
 
 private let pipeWireFilterProcess:
   @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<spa_io_position>?) -> Void = {

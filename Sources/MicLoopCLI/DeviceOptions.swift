@@ -41,7 +41,7 @@ struct DeviceOptions: ParsableArguments {
   var lockMemory = false
   @Flag(
     help:
-      "When the device or its sound server goes away, wait for it to come back and carry on (device_lost and device_back events) instead of ending."
+      "When the device or its sound server goes away, wait for it to come back and carry on (device_lost and device_back events; on JACK, connections made to its ports are restored: connections_restored) instead of ending."
   )
   var reconnect = false
   @Flag(

@@ -137,6 +137,21 @@ final class LivePrinter {
     }
   }
 
+  /// The connections of the lost client's ports made again on the new
+  /// one, and those that could not be (their other port did not come back).
+  func connectionsRestored(time: Double, _ connections: RestoredConnections) {
+    if mode == .json {
+      let restored = connections.restored.map(JSONLines.quoted).joined(separator: ",")
+      let missing = connections.notRestored.map(JSONLines.quoted).joined(separator: ",")
+      StandardOutput.write(
+        "{\"event\":\"connections_restored\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"restored\":[\(restored)],\"not_restored\":[\(missing)]}",
+        flush: true)
+    } else {
+      clearBlock()
+      for line in ConnectionsText.lines(connections) { StandardOutput.write(line, flush: true) }
+    }
+  }
+
   /// An xrun, with the frames a sound server lost when it says (`lostFrames` > 0).
   func xrun(_ bus: Bus, time: Double, lostFrames: Int = 0) {
     if mode == .json {

@@ -132,6 +132,8 @@ final class LiveRunnerObserver: LiveJobObserver {
       printer.deviceLost(time: time, reason: failure.description)
     case .deviceBack(let time, let gap, let filled):
       printer.deviceBack(time: time, gap: gap, filled: filled)
+    case .connectionsRestored(let time, let connections):
+      printer.connectionsRestored(time: time, connections)
     }
   }
 

@@ -1,4 +1,5 @@
 import Console
+import DuplexIO
 import MicLoopKit
 
 /// Prints what a recording session reports: JSON Lines (`--json`, the
@@ -129,6 +130,13 @@ final class RecordPrinter {
     guard mode != .json else { return }
     clearStatus()
     StandardOutput.write("device lost: \(reason); waiting for it to come back", flush: true)
+  }
+
+  /// The connections of the lost client's ports made again, and those not.
+  func connectionsRestored(_ connections: RestoredConnections) {
+    guard mode != .json else { return }
+    clearStatus()
+    for line in ConnectionsText.lines(connections) { StandardOutput.write(line, flush: true) }
   }
 
   /// The device is back after `gap` seconds.

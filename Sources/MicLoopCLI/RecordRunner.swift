@@ -88,6 +88,7 @@ final class RecordObserver: LiveJobObserver {
     switch event {
     case .deviceLost(_, let failure): printer.deviceLost(reason: failure.description)
     case .deviceBack(_, let gap, _): printer.deviceBack(gap: gap)
+    case .connectionsRestored(_, let connections): printer.connectionsRestored(connections)
     default: break
     }
     feed.handle(event)

@@ -218,6 +218,9 @@ public final class LiveJob<Backend: DuplexBackend> {
     }
     handlers.onXrun = { observer.handle(.xrun(bus: $0, time: $1, lostFrames: $2)) }
     handlers.onPause = { observer.handle(.pause(time: $0, seconds: $1)) }
+    handlers.onConnectionsRestored = {
+      observer.handle(.connectionsRestored(time: $0, connections: $1))
+    }
     handlers.onFeedback = { observer.handle(.feedback($0)) }
     let fillsGaps = settings.recovery.fillsGaps
     let processor = self.processor

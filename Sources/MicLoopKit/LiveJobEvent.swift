@@ -28,6 +28,10 @@ public enum LiveJobEvent {
   /// devices took to open and to start); `filled` when the recording got
   /// the gap as silence.
   case deviceBack(time: Double, gap: Double, filled: Bool)
+  /// The connections others had made to the ports of the client the sound
+  /// server lost (JACK) were made again on the new one, but for those
+  /// whose other port did not come back in time.
+  case connectionsRestored(time: Double, connections: RestoredConnections)
 }
 
 /// Where a live job sends what happens, and who decides when it stops.

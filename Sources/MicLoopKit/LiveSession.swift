@@ -63,6 +63,9 @@ public final class LiveSession<Backend: DuplexBackend> {
     public var onPause: (Double, Double) -> Void = { _, _ in }
     /// What the howl guard did.
     public var onFeedback: (HowlGuardEvent) -> Void = { _ in }
+    /// What the backend did with the connections of a client its sound
+    /// server lost (JACK), at a stream time, once it is done.
+    public var onConnectionsRestored: (Double, RestoredConnections) -> Void = { _, _ in }
     /// The session's first audio arrived: called once, before anything
     /// of it is handed on (a job that lost its device measures the gap here).
     public var onFirstAudio: () -> Void = {}
@@ -217,6 +220,10 @@ public final class LiveSession<Backend: DuplexBackend> {
       }
       seenOverruns = overruns
       seenUnderruns = underruns
+      // Said once audio flows again, after the device is back.
+      if hasAudio, let restored = unit.backend.takeRestoredConnections() {
+        handlers.onConnectionsRestored(time, restored)
+      }
       if ended { break }
       if handlers.shouldStop() {
         stoppedByCaller = true

@@ -67,12 +67,46 @@ import Testing
     #expect(abs(median - Double(quantum)) < 0.1, "\(readings)")
   }
 
+  /// `micloop latency` reports the latency the graph sets on its ports:
+  /// playing into a sink on ALSA's null device that says one quantum plus
+  /// 480 frames, capturing the `mic` sink's monitor, into which that sink's
+  /// monitor (the loop) and a source that says one quantum plus 240 frames
+  /// are linked. The values are what `pw-dump` shows on the ports linked to
+  /// micloop's, at the quantum the graph ran.
+  @Test func latencyReportsTheGraphsPortLatencies() throws {
+    let server = try PipeWireServer()
+    try server.addALSANullNode("hwspk", isSink: true, internalLatency: 480)
+    try server.addALSANullNode("hwmic", isSink: false, internalLatency: 240)
+    try server.link("hwspk:monitor_MONO", "mic:playback_MONO")
+    try server.link("hwmic:capture_MONO", "mic:playback_MONO")
+    let result = try server.startMicloop([
+      "latency", "--capture", "pw:mic", "--playback", "pw:hwspk", "--period", "256", "--json",
+    ]).result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let json = try #require(result.lastJSONObject, "\(result.output)")
+    let quantum = try #require(json["period_frames"] as? Int)
+    let capture = try #require(json["server_capture_frames"] as? Int, "\(result.output)")
+    let playback = try #require(json["server_playback_frames"] as? Int, "\(result.output)")
+    let expectedCapture = try #require(
+      try server.portLatency("mic:monitor_0", direction: "Output", quantum: quantum))
+    let expectedPlayback = try #require(
+      try server.portLatency("hwspk:playback_0", direction: "Input", quantum: quantum))
+    #expect(expectedCapture == quantum + 240, "the graph says \(expectedCapture) frames")
+    #expect(expectedPlayback == quantum + 480, "the graph says \(expectedPlayback) frames")
+    #expect(capture == expectedCapture, "\(result.output)")
+    #expect(playback == expectedPlayback, "\(result.output)")
+    #expect(json["server_round_trip_frames"] as? Int == capture + playback)
+  }
+
   /// micloop stopped for 50 ms: the graph's clock ran on without it, and it
   /// reports one loss of that length.
+  /// At 256 frames a cycle: at 64 a busy machine loses cycles of its own
+  /// (real losses, reported too) longer than the four quanta that tell
+  /// the stall apart.
   @Test func aStallIsReportedAsOneLossOfItsLength() throws {
     let server = try PipeWireServer()
     let loop = try server.startMicloop([
-      "loopback", "-D", "pw:none", "--period", "64", "--json", "--duration", "60",
+      "loopback", "-D", "pw:none", "--period", "256", "--json", "--duration", "60",
     ])
     defer { loop.signal(SIGKILL) }
     #expect(loop.waitForOutput("\"start\""))
@@ -82,7 +116,7 @@ import Testing
     loop.signal(SIGINT)
     let result = loop.result()
     #expect(result.status == 0, "\(result.errorOutput)")
-    NativeLoss.expectOneLoss(in: result.output, lasting: stopped, quantum: 64)
+    NativeLoss.expectOneLoss(in: result.output, lasting: stopped, quantum: 256)
   }
 
   /// Every sample played into the microphone sink is in the recording. A

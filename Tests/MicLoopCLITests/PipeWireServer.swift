@@ -88,6 +88,47 @@ final class PipeWireServer {
       environment: capturesMonitor ? captureEnvironment : environment)
   }
 
+  /// Adds a sink (or a source) on ALSA's `null` device that reports
+  /// `internalLatency` frames of latency of its own (`latency.internal.rate`):
+  /// like a sound card, its ports say one quantum plus that much.
+  func addALSANullNode(_ name: String, isSink: Bool, internalLatency: Int) throws {
+    let factory = isSink ? "api.alsa.pcm.sink" : "api.alsa.pcm.source"
+    let mediaClass = isSink ? "Audio/Sink" : "Audio/Source"
+    try waitFor(
+      [
+        "pw-cli", "create-node", "adapter",
+        "{ factory.name=\(factory) api.alsa.path=\"null\" node.name=\(name) media.class=\(mediaClass) audio.channels=1 audio.position=[MONO] audio.rate=48000 latency.internal.rate=\(internalLatency) object.linger=true }",
+      ], what: "the ALSA node \(name)")
+  }
+
+  /// Links the output port `output` to the input port `input` (names as
+  /// `pw-link -o`/`-i` list them), waiting up to 5 s for both to exist.
+  func link(_ output: String, _ input: String) throws {
+    try waitFor(["pw-link", output, input], what: "a link \(output) → \(input)")
+  }
+
+  /// The latency a port reports in the given direction ("Input": playback,
+  /// "Output": capture) in frames at `quantum`, as `pw-dump` shows its
+  /// Latency parameter: quanta × quantum + frames (+ ns at 48 kHz).
+  func portLatency(_ port: String, direction: String, quantum: Int) throws -> Int? {
+    let dump = try SpawnedProcess(["pw-dump"], environment: environment).result().output
+    let objects = try JSONSerialization.jsonObject(with: Data(dump.utf8)) as? [[String: Any]]
+    for object in objects ?? [] {
+      guard let info = object["info"] as? [String: Any],
+        let properties = info["props"] as? [String: Any],
+        properties["object.path"] as? String == port,
+        let latencies = (info["params"] as? [String: Any])?["Latency"] as? [[String: Any]]
+      else { continue }
+      for latency in latencies where latency["direction"] as? String == direction {
+        let quanta = (latency["maxQuantum"] as? Double) ?? 0
+        let frames = (latency["maxRate"] as? Int) ?? 0
+        let nanoseconds = (latency["maxNs"] as? Int) ?? 0
+        return Int(quanta * Double(quantum)) + frames + nanoseconds * 48_000 / 1_000_000_000
+      }
+    }
+    return nil
+  }
+
   private func waitFor(_ command: [String], what: String) throws {
     for _ in 0..<50 {
       if try VirtualDevices.wait(for: command, environment: environment) == 0 { return }

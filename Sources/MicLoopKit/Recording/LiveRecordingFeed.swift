@@ -74,7 +74,7 @@ public final class LiveRecordingFeed: LiveJobObserver {
     case .deviceBack(_, let gap, _):
       let frames = Int64((gap * recorder.sampleRate).rounded())
       recorder.gap(frames: frames, reason: .deviceLost, detail: lostReason, streamContinues: false)
-    case .feedback, .pause:
+    case .feedback, .pause, .connectionsRestored:
       break
     }
   }
