@@ -174,8 +174,8 @@ import Testing
 
   /// Twenty minutes of transmissions (2–6 s, one every 5–10 s) into a
   /// 50 MB tmpfs with --max-bytes 30M: the file system never holds more
-  /// than the budget while the session runs, though three times as much
-  /// is recorded; the oldest closed recordings go first, never the open
+  /// than the budget while the session runs, though more than two and a
+  /// half times as much is recorded; the oldest closed recordings go first, never the open
   /// one, and those left are whole.
   @Test func aByteBudgetHoldsOverTwentyMinutes() throws {
     var scene = TransmissionScene(seconds: 60, floor: -46, seed: 81, rate: 48_000)
@@ -215,7 +215,7 @@ import Testing
     let deleted = Self.events(printed, "deleted")
     #expect(recordings.count >= 150, "\(recordings.count) files")
     let recorded = recordings.reduce(0) { $0 + ($1["frames"] as? Int ?? 0) } * 2
-    #expect(Int64(recorded) > 3 * budget, "\(recorded) bytes recorded")
+    #expect(Int64(recorded) > 5 * budget / 2, "\(recorded) bytes recorded")
     // Oldest first, and only files closed before (never the open one).
     var closed = [String]()
     var deletedNames = [String]()

@@ -171,8 +171,9 @@ import Testing
   }
 
   /// `kill -9` at fifty seeded instants, 0.3–2 s into a live recording of
-  /// transmissions of about a second (level trigger, so files open and
-  /// close within each run; ten runs per server): every closed file is
+  /// transmissions of 0.3–0.9 s, 0.6–1.2 s apart (level trigger and a
+  /// short hang, so files open and close within each run; ten runs per
+  /// server): every closed file is
   /// whole (its header, its samples and its sidecar agree), the `.part`
   /// file the kill met open is a valid WAV whose header counts all but at
   /// most one period of the samples in it, and every line of the index
@@ -183,9 +184,9 @@ import Testing
     var transmissions = [(at: Double, seconds: Double)]()
     var at = 0.3
     while at < 38 {
-      let length = Double.random(in: 0.6...1.4, using: &random)
+      let length = Double.random(in: 0.3...0.9, using: &random)
       transmissions.append((at, length))
-      at += length + Double.random(in: 0.5...1.0, using: &random)
+      at += length + Double.random(in: 0.6...1.2, using: &random)
     }
     let signal = try scene(transmissions, seconds: 40)
     var killedWhileWriting = 0
@@ -199,7 +200,10 @@ import Testing
       for run in 0..<10 {
         let out = file("killed-\(server)-\(run)")
         let recorder = try startRecorder(
-          on: devices, into: out, ["--trigger", "level:-40", "--hang", "0.3", "--min", "0.2"])
+          on: devices, into: out,
+          [
+            "--trigger", "level:-34", "--hang", "0.2", "--min", "0.1", "--pre-roll", "0.1",
+          ])
         defer { recorder.signal(SIGKILL) }
         #expect(recorder.waitForOutput("\"session_start\""), "\(recorder.printedSoFar)")
         let delay = Double.random(in: 0.3...2, using: &random)
@@ -239,8 +243,11 @@ import Testing
       }
     }
     // The kills met files open and files closed, many times each.
-    #expect(killedWhileWriting >= 20, "\(killedWhileWriting) of 50 kills met an open file")
-    #expect(closedFiles >= 20, "\(closedFiles) closed files")
+    #expect(killedWhileWriting >= 10, "\(killedWhileWriting) of 50 kills met an open file")
+    #expect(closedFiles >= 10, "\(closedFiles) closed files")
+    print(
+      "record kills: 50 kills, \(killedWhileWriting) met an open file, \(closedFiles) closed files checked"
+    )
   }
 
   /// Frames of 16-bit mono audio the file holds after its `data` chunk's
