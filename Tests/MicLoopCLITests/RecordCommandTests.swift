@@ -240,6 +240,9 @@ import Testing
     #expect(left.count == 2 * (recordings.count - deletedNames.count) + 1, "\(left.count) files")
     #expect(
       Self.events(printed, "session_end").first?["frames"] as? Int == 20 * scene.samples.count)
+    print(
+      "record budget: 20 min, \(recordings.count) files (\(recorded) bytes), \(deletedNames.count) deleted, at most \(mostUsed) bytes on the disk for a budget of \(budget)"
+    )
   }
 
   /// On a full file system nothing is deleted unasked: the transmissions
