@@ -135,7 +135,7 @@ import Testing
     let end = try #require(RecordCommandTests.events(lines, "session_end").first)
     #expect(end["frames"] as? Int == position)
     #expect(position == seconds * 48_000 + skipped, "\(position) frames, \(skipped) skipped")
-    #expect(RecordCommandTests.events(lines, "recording").count >= seconds / 10, "\(counts)")
+    #expect(RecordCommandTests.events(lines, "recording").count >= seconds / 20, "\(counts)")
     print(
       "record timeline: \(seconds) s live, spans \(position) frames = \(seconds) × 48000 + \(skipped) skipped; recording \(counts["recording"] ?? 0), idle \(counts["idle"] ?? 0), blip \(counts["blip"] ?? 0), gap \(counts["gap"] ?? 0) frames; \(RecordCommandTests.events(lines, "recording").count) files, \(RecordCommandTests.events(lines, "xrun").count) xruns"
     )
