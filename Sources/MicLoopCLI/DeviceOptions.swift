@@ -4,10 +4,17 @@ import DuplexIO
 import MicLoopKit
 
 /// Device options, as aplay/arecord spell them; `jack…` and `pw…` names
-/// choose the native JACK and PipeWire backends (`DeviceRoute`). For jobs
-/// that may play (loopback, tone, send, meter, tones, latency).
+/// choose the native JACK and PipeWire backends (`DeviceRoute`). Every
+/// job's but record's (`CaptureDeviceOptions`).
 struct DeviceOptions: ParsableArguments, DeviceChoice {
-  @OptionGroup var names: DeviceNameOptions
+  @Option(
+    name: [.customShort("D"), .long],
+    help:
+      "Device for capture and playback: ALSA (default, hw:1,0, plughw:1, pulse, pulse:NAME …), JACK (jack, jack:none, jack:PORT-PATTERN) or PipeWire (pw, pw:none, pw:NODE)."
+  )
+  var device: String?
+  @Option(help: "Capture device (overrides --device).")
+  var capture: String?
   @Option(help: "Playback device (overrides --device).")
   var playback: String?
   @OptionGroup var stream: StreamOptions
@@ -16,9 +23,6 @@ struct DeviceOptions: ParsableArguments, DeviceChoice {
       "With --reconnect and a recording: fill the gap with silence of the same length, so the file's timeline stays true."
   )
   var fillGaps = false
-
-  var device: String? { names.device }
-  var capture: String? { names.capture }
 
   func validate() throws {
     if fillGaps && !reconnect {
@@ -42,18 +46,6 @@ struct CaptureDeviceOptions: ParsableArguments, DeviceChoice {
   @OptionGroup var stream: StreamOptions
   var playback: String? { nil }
   var fillGaps: Bool { false }
-}
-
-/// `-D/--device` and `--capture`: which device a job opens.
-struct DeviceNameOptions: ParsableArguments {
-  @Option(
-    name: [.customShort("D"), .long],
-    help:
-      "Device for capture and playback: ALSA (default, hw:1,0, plughw:1, pulse, pulse:NAME …), JACK (jack, jack:none, jack:PORT-PATTERN) or PipeWire (pw, pw:none, pw:NODE)."
-  )
-  var device: String?
-  @Option(help: "Capture device (overrides --device).")
-  var capture: String?
 }
 
 /// How the device's stream runs: rate, channels, buffering, format,
