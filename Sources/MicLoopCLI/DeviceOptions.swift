@@ -4,8 +4,9 @@ import DuplexIO
 import MicLoopKit
 
 /// Device options, as aplay/arecord spell them; `jack…` and `pw…` names
-/// choose the native JACK and PipeWire backends (`DeviceRoute`).
-struct DeviceOptions: ParsableArguments {
+/// choose the native JACK and PipeWire backends (`DeviceRoute`). Every
+/// job's but record's (`CaptureDeviceOptions`).
+struct DeviceOptions: ParsableArguments, DeviceChoice {
   @Option(
     name: [.customShort("D"), .long],
     help:
@@ -16,11 +17,43 @@ struct DeviceOptions: ParsableArguments {
   var capture: String?
   @Option(help: "Playback device (overrides --device).")
   var playback: String?
+  @OptionGroup var stream: StreamOptions
+  @Flag(
+    help:
+      "With --reconnect and a recording: fill the gap with silence of the same length, so the file's timeline stays true."
+  )
+  var fillGaps = false
+
+  func validate() throws {
+    if fillGaps && !reconnect {
+      throw ValidationError("--fill-gaps fills the gaps --reconnect bridges; give --reconnect too")
+    }
+  }
+}
+
+/// The device options of a job that only captures and keeps no
+/// recording of its own stream (record): no playback device, no
+/// silence to fill a lost device's span with.
+struct CaptureDeviceOptions: ParsableArguments, DeviceChoice {
+  @Option(
+    name: [.customShort("D"), .long],
+    help:
+      "Capture device: ALSA (default, hw:1,0, plughw:1, pulse, pulse:NAME …), JACK (jack, jack:none, jack:PORT-PATTERN) or PipeWire (pw, pw:none, pw:NODE)."
+  )
+  var device: String?
+  @Option(help: "Capture device (the same as --device).")
+  var capture: String?
+  @OptionGroup var stream: StreamOptions
+  var playback: String? { nil }
+  var fillGaps: Bool { false }
+}
+
+/// How the device's stream runs: rate, channels, buffering, format,
+/// memory locking and what happens when the device goes away.
+struct StreamOptions: ParsableArguments {
   @Option(
     name: .customLong("rate"), parsing: .unconditional, help: "Sample rate in Hz (default 48000).")
   var rateOption: Int?
-  /// The rate asked for, 48000 Hz unless `--rate` says otherwise.
-  var rate: Int { rateOption ?? 48_000 }
   @Option(parsing: .unconditional, help: "Channels.")
   var channels = 1
   @Option(
@@ -44,14 +77,9 @@ struct DeviceOptions: ParsableArguments {
       "When the device or its sound server goes away, wait for it to come back and carry on (device_lost and device_back events; on JACK, connections made to its ports are restored: connections_restored) instead of ending."
   )
   var reconnect = false
-  @Flag(
-    help:
-      "With --reconnect and a recording: fill the gap with silence of the same length, so the file's timeline stays true."
-  )
-  var fillGaps = false
 
-  /// What a live job does when its device goes away.
-  var recovery: DeviceRecovery { DeviceRecovery(reconnects: reconnect, fillsGaps: fillGaps) }
+  /// The rate asked for, 48000 Hz unless `--rate` says otherwise.
+  var rate: Int { rateOption ?? 48_000 }
 
   func validate() throws {
     guard (1_000...768_000).contains(rate) else {
@@ -66,10 +94,32 @@ struct DeviceOptions: ParsableArguments {
     if let periods, !(2...64).contains(periods) {
       throw ValidationError("--periods must be 2 to 64")
     }
-    if fillGaps && !reconnect {
-      throw ValidationError("--fill-gaps fills the gaps --reconnect bridges; give --reconnect too")
-    }
   }
+}
+
+/// What every set of device options offers a command: the devices asked
+/// for, the stream's settings, and the configuration, input and recovery
+/// they make.
+protocol DeviceChoice {
+  var device: String? { get }
+  var capture: String? { get }
+  var stream: StreamOptions { get }
+  var playback: String? { get }
+  var fillGaps: Bool { get }
+}
+
+extension DeviceChoice {
+  var rateOption: Int? { stream.rateOption }
+  var rate: Int { stream.rate }
+  var channels: Int { stream.channels }
+  var period: Int? { stream.period }
+  var periods: Int? { stream.periods }
+  var format: SampleFormat? { stream.format }
+  var lockMemory: Bool { stream.lockMemory }
+  var reconnect: Bool { stream.reconnect }
+
+  /// What a live job does when its device goes away.
+  var recovery: DeviceRecovery { DeviceRecovery(reconnects: reconnect, fillsGaps: fillGaps) }
 
   var captureDevice: String { capture ?? device ?? "default" }
   var playbackDevice: String { playback ?? device ?? "default" }

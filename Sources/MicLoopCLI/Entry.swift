@@ -41,7 +41,7 @@ public func runMicLoop() -> Never {
     exitAfterOutput(0)
   } catch let failure as CommandFailure {
     StandardOutput.flush()
-    StandardOutput.writeError("micloop: error: \(failure.message)")
+    if !failure.message.isEmpty { StandardOutput.writeError("micloop: error: \(failure.message)") }
     exit(failure.status)
   } catch {
     let code = MicLoop.exitCode(for: error)

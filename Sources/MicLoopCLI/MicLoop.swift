@@ -22,6 +22,10 @@ struct CommandFailure: Error {
 }
 
 extension CommandFailure {
+  /// A job that failed after saying why on standard error as it happened:
+  /// status 1, no further line.
+  static let alreadyReported = CommandFailure(message: "", status: 1)
+
   /// An audio file problem: status 65 when the data is at fault. A job
   /// that reads headerless PCM (`readsRaw`) says how to, for input that
   /// is not audio it knows.

@@ -125,6 +125,22 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: file("refused")))
   }
 
+  /// record's help lists the device options it takes and none it
+  /// refuses; the jobs that play still list theirs.
+  @Test func helpListsOnlyTheDeviceOptionsRecordTakes() throws {
+    let help = try MicLoopBinary.run(["record", "--help"])
+    #expect(help.status == 0)
+    for option in ["--device", "--capture", "--rate", "--period", "--format", "--reconnect"] {
+      #expect(help.output.contains(option), "\(option) missing: \(help.output)")
+    }
+    #expect(!help.output.contains("--playback") && !help.output.contains("--fill-gaps"))
+    for command in ["loopback", "meter", "tone"] {
+      let other = try MicLoopBinary.run([command, "--help"])
+      #expect(other.output.contains("--playback"), "\(command): \(other.output)")
+      #expect(other.output.contains("--fill-gaps"), "\(command): \(other.output)")
+    }
+  }
+
   @Test func aMissingDirectoryOptionIsOneLine() throws {
     let (_, input) = try threeTransmissions()
     let result = try MicLoopBinary.run(["record", "--input", input])
@@ -156,24 +172,97 @@ import Testing
     #expect(total <= 3 << 20, "\(total) bytes")
   }
 
+  /// Twenty minutes of transmissions (2–6 s, one every 5–10 s) into a
+  /// 50 MB tmpfs with --max-bytes 30M: the file system never holds more
+  /// than the budget while the session runs, though more than two and a
+  /// half times as much is recorded; the oldest closed recordings go first, never the open
+  /// one, and those left are whole.
+  @Test func aByteBudgetHoldsOverTwentyMinutes() throws {
+    var scene = TransmissionScene(seconds: 60, floor: -46, seed: 81, rate: 48_000)
+    var random = SplitMix(seed: 82)
+    var at = 0.5
+    while at < 54 {
+      let length = Double.random(in: 2...6, using: &random)
+      scene.talk(at: at, seconds: length)
+      at += length + Double.random(in: 2.5...4, using: &random)
+    }
+    let minute = file("minute.wav")
+    try scene.write(to: minute)
+    // Twenty minutes, 16-bit as a device would give them (115 MB).
+    let long = file("twenty-minutes.wav")
+    try MicLoopBinary.shell(
+      ["sox", "-V1"] + Array(repeating: minute, count: 20) + ["-b", "16", long])
+    defer { try? FileManager.default.removeItem(atPath: long) }
+    let disk = try SmallDisk(size: "50m", at: file("budget-disk"))
+    defer { disk.unmount() }
+    let out = disk.path + "/out"
+    let budget: Int64 = 30 << 20
+    let recorder = try SpawnedProcess(
+      [
+        MicLoopBinary.path, "record", "--input", long, "--dir", out, "--json", "--max-bytes", "30M",
+      ],
+      environment: ProcessInfo.processInfo.environment)
+    var mostUsed: Int64 = 0
+    while recorder.isRunning {
+      mostUsed = max(mostUsed, disk.usedBytes)
+      usleep(5_000)
+    }
+    let result = recorder.result()
+    #expect(result.status == 0, "\(result.errorOutput)")
+    #expect(mostUsed > budget * 9 / 10 && mostUsed <= budget, "\(mostUsed) bytes at most")
+    let printed = Self.lines(result.output)
+    let recordings = Self.events(printed, "recording")
+    let deleted = Self.events(printed, "deleted")
+    #expect(recordings.count >= 150, "\(recordings.count) files")
+    let recorded = recordings.reduce(0) { $0 + ($1["frames"] as? Int ?? 0) } * 2
+    #expect(Int64(recorded) > 5 * budget / 2, "\(recorded) bytes recorded")
+    // Oldest first, and only files closed before (never the open one).
+    var closed = [String]()
+    var deletedNames = [String]()
+    for line in printed {
+      if line["event"] as? String == "recording", let name = line["file"] as? String {
+        closed.append(name)
+      } else if line["event"] as? String == "deleted", let name = line["file"] as? String {
+        #expect(deletedNames.count < closed.count && closed[deletedNames.count] == name, "\(line)")
+        #expect(line["reason"] as? String == "max_bytes")
+        deletedNames.append(name)
+      }
+    }
+    #expect(!deleted.isEmpty && Self.events(printed, "gap").isEmpty, "\(deleted.count) deleted")
+    // What is left: the newest files, whole, and nothing half-written.
+    let left = try FileManager.default.contentsOfDirectory(atPath: out)
+    #expect(left.filter { $0.contains(".part.") }.isEmpty, "\(left)")
+    for recording in recordings.dropFirst(deletedNames.count) {
+      let name = try #require(recording["file"] as? String)
+      let reader = try AudioFileReader(path: out + "/" + name)
+      #expect(reader.declaredFrameCount == Int64(recording["frames"] as? Int ?? -1), "\(name)")
+    }
+    #expect(left.count == 2 * (recordings.count - deletedNames.count) + 1, "\(left.count) files")
+    #expect(
+      Self.events(printed, "session_end").first?["frames"] as? Int == 20 * scene.samples.count)
+    print(
+      "record budget: 20 min, \(recordings.count) files (\(recorded) bytes), \(deletedNames.count) deleted, at most \(mostUsed) bytes on the disk for a budget of \(budget)"
+    )
+  }
+
   /// On a full file system nothing is deleted unasked: the transmissions
-  /// that do not fit are gaps in the index, one line says so while it
-  /// lasts, and the session ends with status 1 and one more line.
-  @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
-  func aFullDiskIsAGapNotASilentStop() throws {
+  /// that do not fit are gaps in the index, one line says so when it
+  /// happens (with the fix), and the session ends with status 1.
+  @Test func aFullDiskIsAGapNotASilentStop() throws {
     let (_, input) = try threeTransmissions(rate: 48_000)
     let long = file("long.wav")
     try MicLoopBinary.shell(["sox", "-V1", input, input, input, long])
-    let mount = file("small")
-    try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-    try MicLoopBinary.shell(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mount])
-    defer { try? MicLoopBinary.shell(["umount", mount]) }
+    let disk = try SmallDisk(size: "3m", at: file("small"))
+    defer { disk.unmount() }
+    let mount = disk.path
     let out = mount + "/out"
     let result = try MicLoopBinary.run(["record", "--input", long, "--dir", out, "--json"])
     #expect(result.status == 1)
-    #expect(result.errorLines.count == 2, "\(result.errorOutput)")
-    #expect(result.errorLines.first?.contains("is full") == true, "\(result.errorOutput)")
-    #expect(result.errorLines.last?.contains("lack of room") == true, "\(result.errorOutput)")
+    // One line: the problem, the fix, and what happens meanwhile.
+    #expect(result.errorLines.count == 1, "\(result.errorOutput)")
+    let line = result.errorLines.first ?? ""
+    #expect(line.contains("is full") && line.contains("free space"), "\(line)")
+    #expect(line.contains("--max-bytes") && line.contains("disk_full gap"), "\(line)")
     let printed = Self.lines(result.output)
     let recordings = Self.events(printed, "recording")
     let gaps = Self.events(printed, "gap").filter { $0["reason"] as? String == "disk_full" }
@@ -185,32 +274,41 @@ import Testing
       #expect(try MicLoopBinary.samples(out + "/" + name).count == recording["frames"] as? Int)
     }
   }
-  /// With --start-on a call (DTMF, ZVEI, CCIR) starts the recording: talk
-  /// before it makes no file; the call and the announcement after it make
-  /// one, starting before the call's first tone and tagged with its tones.
-  @Test(arguments: [("dtmf", "*1#"), ("zvei1", "12345"), ("ccir-1", "54321")])
-  func aCallStartsARecordingOfTheAnnouncementAfterIt(plan: String, call text: String) throws {
+  /// With --start-on a call (DTMF, ZVEI, CCIR, a two-tone page or group
+  /// call) starts the recording: talk before it makes no file; the call
+  /// and the announcement after it make one, starting before the call's
+  /// first tone and tagged with it. The group call's single tone lasts
+  /// 8 s: the recorder waits that long for its report and still reaches
+  /// back before it.
+  @Test(arguments: [
+    ("dtmf", "*1#", "dtmf:*1#", "dtmf"), ("zvei1", "12345", "zvei1:12345", "zvei1"),
+    ("ccir-1", "54321", "ccir-1:54321", "ccir-1"),
+    ("twotone:1000,1200", "AB", "twotone:1000,1200", "page"),
+    ("twotone:1000,1200:8000,3000", "A", "twotone:1000,1200", "group"),
+  ])
+  func aCallStartsARecordingOfTheAnnouncementAfterIt(
+    plan: String, call text: String, startOn: String, name: String
+  ) throws {
     var before = TransmissionScene(seconds: 6, floor: -46, seed: 61)
     before.talk(at: 1, seconds: 1.5)
-    try before.write(to: file("before-\(plan).wav"))
+    try before.write(to: file("before-\(name).wav"))
     var after = TransmissionScene(seconds: 6, floor: -46, seed: 62)
     after.talk(at: 0.3, seconds: 2)
-    try after.write(to: file("after-\(plan).wav"))
+    try after.write(to: file("after-\(name).wav"))
     let sent = try MicLoopBinary.run([
-      "send", "--plan", plan, text, "--rate", "16000", "-o", file("call16-\(plan).wav"),
+      "send", "--plan", plan, text, "--rate", "16000", "-o", file("call16-\(name).wav"),
     ])
     #expect(sent.status == 0, "\(sent.errorOutput)")
     try MicLoopBinary.shell([
-      "sox", "-V1", file("call16-\(plan).wav"), "-e", "float", "-b", "32", file("call-\(plan).wav"),
+      "sox", "-V1", file("call16-\(name).wav"), "-e", "float", "-b", "32", file("call-\(name).wav"),
     ])
-    let input = file("called-\(plan).wav")
+    let input = file("called-\(name).wav")
     try MicLoopBinary.shell([
-      "sox", "-V1", file("before-\(plan).wav"), file("call-\(plan).wav"), file("after-\(plan).wav"),
+      "sox", "-V1", file("before-\(name).wav"), file("call-\(name).wav"), file("after-\(name).wav"),
       input,
     ])
     let result = try MicLoopBinary.run([
-      "record", "--input", input, "--dir", file("called-\(plan)"), "--json", "--start-on",
-      "\(plan):\(text)",
+      "record", "--input", input, "--dir", file("called-\(name)"), "--json", "--start-on", startOn,
     ])
     #expect(result.status == 0, "\(result.errorOutput)")
     let recordings = Self.events(Self.lines(result.output), "recording")
@@ -221,10 +319,17 @@ import Testing
     let frames = try #require(recording["frames"] as? Int)
     #expect(start <= call && start >= call - Int(0.4 * 16_000), "starts at \(start)")
     // The announcement (0.3 s after the call, 2 s long) is inside.
-    let callFrames = try MicLoopBinary.samples(file("call-\(plan).wav")).count
+    let callFrames = try MicLoopBinary.samples(file("call-\(name).wav")).count
     #expect(start + frames >= call + callFrames + Int(2.3 * 16_000), "ends at \(start + frames)")
-    #expect(recording["trigger"] as? String == "\(plan):\(text)")
+    #expect(recording["trigger"] as? String == startOn)
     let tags = recording["tags"] as? [[String: Any]] ?? []
     #expect(!tags.isEmpty, "\(recording)")
+    if plan.hasPrefix("twotone:") {
+      // Tagged with the page itself, from its first tone.
+      let kind = name == "group" ? "group_page" : "page"
+      let page = tags.first { $0["kind"] as? String == kind && $0["plan"] as? String == startOn }
+      let offset = try #require(page?["offset"] as? Double, "\(tags)")
+      #expect(abs(offset - Double(call - start) / 16_000) < 0.1, "\(tags)")
+    }
   }
 }

@@ -107,21 +107,37 @@ extension Recorder {
   }
 
   /// Says once per episode (until a file opens again) why recording
-  /// stopped: one line, with what happens next.
+  /// stopped, what goes on meanwhile and what frees the way: the one line
+  /// a shortage gets (the session's end adds none).
   func reportShortage(_ reason: GapReason, at frame: Int64, detail: String?) {
     guard !isShortageReported else { return }
     isShortageReported = true
-    let cause =
+    let (cause, fix) =
       switch reason {
-      case .diskFull: "the disk under \(directory) is full"
-      case .maximumBytes: "\(directory) holds --max-bytes and no closed recording is left to delete"
+      case .diskFull:
+        (
+          "the disk under \(directory) is full",
+          "free space there, or give --max-bytes or --min-free to delete the oldest recordings"
+        )
+      case .maximumBytes:
+        (
+          "\(directory) holds --max-bytes and no closed recording is left to delete",
+          "raise --max-bytes"
+        )
       case .minimumFree:
-        "the disk under \(directory) is down to --min-free and no closed recording is left to delete"
-      default: "cannot write to \(directory)" + (detail.map { " (\($0))" } ?? "")
+        (
+          "the disk under \(directory) is down to --min-free and no closed recording is left to delete",
+          "free space there or lower --min-free"
+        )
+      default:
+        (
+          "cannot write to \(directory)" + (detail.map { " (\($0))" } ?? ""),
+          "check the directory's permissions and disk"
+        )
       }
     emit(
       .problem(
-        "\(cause): recording stopped at \(Self.seconds(frame, sampleRate)) s; capture goes on, the lost span is a gap in the index, and recording resumes when there is room"
+        "\(cause): recording stopped at \(Self.seconds(frame, sampleRate)) s; \(fix). Capture goes on, each lost span is a \(reason.rawValue) gap in \(indexName), and recording resumes by itself when there is room"
       ))
   }
 

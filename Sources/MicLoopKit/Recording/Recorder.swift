@@ -131,8 +131,11 @@ public final class Recorder {
   static let maintenanceInterval = 1.0
   /// Seconds between tries to write again after the disk refused.
   static let retryInterval = 1.0
-  /// Frames written to a file at a time.
-  static let writeChunk = 4096
+  /// Frames written to a file at a time. The header is rewritten after
+  /// each write, so a kill in the middle of one leaves at most this many
+  /// frames in the file that its header does not count (one period of a
+  /// live recording's default 1024).
+  static let writeChunk = 1024
   /// Seconds the trigger's reports may lag what it has heard, beyond its
   /// own hold: a start is reported once the level has stayed up (50 ms),
   /// an end once the hold has passed.
