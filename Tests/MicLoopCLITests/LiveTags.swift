@@ -18,3 +18,11 @@ extension Trait where Self == ConditionTrait {
     .enabled(if: LiveTests.areEnabled, Comment(rawValue: LiveTests.offlineReason))
   }
 }
+
+extension Trait where Self == ConditionTrait {
+  /// Leaves a test that mounts a small tmpfs out when `MICLOOP_OFFLINE=1`
+  /// and not root (`LiveTests.mountsDisks`).
+  static var needsRoot: Self {
+    .enabled(if: LiveTests.mountsDisks, Comment(rawValue: LiveTests.mountReason))
+  }
+}

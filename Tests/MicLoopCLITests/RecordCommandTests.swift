@@ -177,7 +177,7 @@ import Testing
   /// than the budget while the session runs, though more than two and a
   /// half times as much is recorded; the oldest closed recordings go first, never the open
   /// one, and those left are whole.
-  @Test func aByteBudgetHoldsOverTwentyMinutes() throws {
+  @Test(.needsRoot) func aByteBudgetHoldsOverTwentyMinutes() throws {
     var scene = TransmissionScene(seconds: 60, floor: -46, seed: 81, rate: 48_000)
     var random = SplitMix(seed: 82)
     var at = 0.5
@@ -248,7 +248,7 @@ import Testing
   /// On a full file system nothing is deleted unasked: the transmissions
   /// that do not fit are gaps in the index, one line says so when it
   /// happens (with the fix), and the session ends with status 1.
-  @Test func aFullDiskIsAGapNotASilentStop() throws {
+  @Test(.needsRoot) func aFullDiskIsAGapNotASilentStop() throws {
     let (_, input) = try threeTransmissions(rate: 48_000)
     let long = file("long.wav")
     try MicLoopBinary.shell(["sox", "-V1", input, input, input, long])
