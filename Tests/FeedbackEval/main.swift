@@ -482,7 +482,9 @@ if section("passed") {
       "| \(name) | \(notch.map { "\(fixed($0.frequency, 0)) Hz, \(fixed($0.depth, 0)) dB, lifted at \(lift.map { fixed($0.time, 2) } ?? "-") s" } ?? "none") | \(fixed(change, 2)) dB | \(sameFrom < frames ? fixed(Double(sameFrom) / Double(Evaluation.rate), 2) + " s" : "never") |"
     )
     expect(notch != nil, "\(name): the injected howl was not notched")
-    if name == "open" {
+    // Met in the open loop, the office and the hall; in the living room the 3.2 kHz partial sits
+    // on the room's strongest loop peak, where the closed loop doubles any change.
+    if !name.hasPrefix("living") {
       expect(change < 0.5, "\(name): a partial changed by \(fixed(change, 2)) dB")
     } else {
       target(change < 0.5, "\(name): a partial changed by \(fixed(change, 2)) dB (target 0.5 dB)")
