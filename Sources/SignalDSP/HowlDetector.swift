@@ -181,6 +181,11 @@ final class HowlDetector {
     levels.update(repeating: -.infinity, count: historyLength * binCount)
   }
 
+  /// The least prominence (dB over the neighbours) a peak needs to be judged at all.
+  private var leastProminence: Double {
+    isAlert ? min(settings.peakToNeighbours, settings.fastProminence) : settings.peakToNeighbours
+  }
+
   // MARK: One frame
 
   private func analyzeFrame(gainDecibels: Double, found: (Finding) -> Void) {
@@ -218,16 +223,17 @@ final class HowlDetector {
       frequencyRow[bin] = Float(frequency)
       frequencyRow[bin - 1] = Float(frequency)
       if bin + 1 <= highBin { frequencyRow[bin + 1] = Float(frequency) }
-      guard Double(level) + gainDecibels >= settings.levelFloor,
-        Double(level) - neighbourLevel(bin) >= settings.peakToNeighbours
+      let prominence = Double(level) - neighbourLevel(bin)
+      guard Double(level) + gainDecibels >= settings.levelFloor, prominence >= leastProminence
       else { continue }
-      if isSaturatedHowl(bin, gainDecibels: gainDecibels) {
+      if prominence >= settings.peakToNeighbours && isSaturatedHowl(bin, gainDecibels: gainDecibels)
+      {
         found(Finding(frequency: frequency, level: Double(level), growth: 0))
         continue
       }
       guard Double(level) - harmonicLevel(bin) >= settings.peakToHarmonics,
         !isInHarmonicSeries(bin),
-        let growth = growth(at: bin)
+        let growth = growth(at: bin, prominence: prominence)
       else { continue }
       found(Finding(frequency: frequency, level: Double(level), growth: growth))
     }
@@ -335,16 +341,15 @@ final class HowlDetector {
   /// `nil`: over `growthSpan` as a howl of any speed, or, while `isAlert`,
   /// sooner over the short `fastGrowthSpan` as a steep one standing well
   /// clear of its neighbours.
-  private func growth(at bin: Int) -> Double? {
-    if let growth = judged(
-      bin, span: span, minimumGrowth: settings.minimumGrowth,
-      maximumDeviation: settings.maximumDeviation)
+  private func growth(at bin: Int, prominence: Double) -> Double? {
+    if prominence >= settings.peakToNeighbours,
+      let growth = judged(
+        bin, span: span, minimumGrowth: settings.minimumGrowth,
+        maximumDeviation: settings.maximumDeviation)
     {
       return growth < settings.slowGrowth ? steadyOverLongSpan(bin, growth: growth) : growth
     }
-    guard isAlert, Double(prominences[newest * binCount + bin]) >= settings.fastProminence else {
-      return nil
-    }
+    guard isAlert, prominence >= settings.fastProminence else { return nil }
     return judged(
       bin, span: fastSpan, minimumGrowth: settings.fastGrowth,
       maximumDeviation: settings.fastDeviation)

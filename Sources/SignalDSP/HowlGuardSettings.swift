@@ -103,7 +103,7 @@ public struct HowlGuardSettings: Sendable, Equatable {
   public var fastGrowthSpan = 0.04
   public var fastGrowth = 100.0
   public var fastDeviation = 0.5
-  public var fastProminence = 12.0
+  public var fastProminence = 10.0
   /// Least growth over that span, dB/s (a howl 1 dB past the loop's limit
   /// grows about 15 dB/s).
   public var minimumGrowth = 15.0
