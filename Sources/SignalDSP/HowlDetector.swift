@@ -57,8 +57,9 @@ final class HowlDetector {
   private let sums: UnsafeMutablePointer<Double>
   private let neighbourNear: Int
   private let neighbourFar: Int
-  /// Hops in `growthSpan` and in `slowGrowthSpan`.
+  /// Hops in `growthSpan`, `fastGrowthSpan` and `slowGrowthSpan`.
   private let span: Int
+  private let fastSpan: Int
   private let longSpan: Int
   /// Scratch for a span's levels, prominences and frequencies.
   private let spanLevels: UnsafeMutablePointer<Double>
@@ -85,7 +86,8 @@ final class HowlDetector {
       Int((min(settings.highestFrequency, 0.45 * sampleRate) / binWidth).rounded()))
     let hopSeconds = Double(hop) / sampleRate
     span = max(4, Int((settings.growthSpan / hopSeconds).rounded()))
-    longSpan = max(span, Int((settings.slowGrowthSpan / hopSeconds).rounded()))
+    fastSpan = max(4, Int((settings.fastGrowthSpan / hopSeconds).rounded()))
+    longSpan = max(span, fastSpan, Int((settings.slowGrowthSpan / hopSeconds).rounded()))
     historyLength = longSpan
     levels = .allocate(capacity: historyLength * binCount)
     levels.initialize(repeating: -.infinity, count: historyLength * binCount)
@@ -122,6 +124,10 @@ final class HowlDetector {
     spanProminences.deallocate()
     spanFrequencies.deallocate()
   }
+
+  /// Whether steep howls may be caught over the short `fastGrowthSpan`
+  /// (the guard sets it for a while after the gain was raised).
+  var isAlert = false
 
   /// Hz between bins.
   var binWidth: Double { sampleRate / Double(frameLength) }
@@ -175,6 +181,11 @@ final class HowlDetector {
     levels.update(repeating: -.infinity, count: historyLength * binCount)
   }
 
+  /// The least prominence (dB over the neighbours) a peak needs to be judged at all.
+  private var leastProminence: Double {
+    isAlert ? min(settings.peakToNeighbours, settings.fastProminence) : settings.peakToNeighbours
+  }
+
   // MARK: One frame
 
   private func analyzeFrame(gainDecibels: Double, found: (Finding) -> Void) {
@@ -212,16 +223,17 @@ final class HowlDetector {
       frequencyRow[bin] = Float(frequency)
       frequencyRow[bin - 1] = Float(frequency)
       if bin + 1 <= highBin { frequencyRow[bin + 1] = Float(frequency) }
-      guard Double(level) + gainDecibels >= settings.levelFloor,
-        Double(level) - neighbourLevel(bin) >= settings.peakToNeighbours
+      let prominence = Double(level) - neighbourLevel(bin)
+      guard Double(level) + gainDecibels >= settings.levelFloor, prominence >= leastProminence
       else { continue }
-      if isSaturatedHowl(bin, gainDecibels: gainDecibels) {
+      if prominence >= settings.peakToNeighbours && isSaturatedHowl(bin, gainDecibels: gainDecibels)
+      {
         found(Finding(frequency: frequency, level: Double(level), growth: 0))
         continue
       }
       guard Double(level) - harmonicLevel(bin) >= settings.peakToHarmonics,
         !isInHarmonicSeries(bin),
-        let growth = growth(at: bin)
+        let growth = growth(at: bin, prominence: prominence)
       else { continue }
       found(Finding(frequency: frequency, level: Double(level), growth: growth))
     }
@@ -325,8 +337,31 @@ final class HowlDetector {
     return false
   }
 
-  /// The growth (dB/s) of the peak at `bin` if it grows like a howl, else `nil`.
-  private func growth(at bin: Int) -> Double? {
+  /// The growth (dB/s) of the peak at `bin` if it grows like a howl, else
+  /// `nil`: over `growthSpan` as a howl of any speed, or, while `isAlert`,
+  /// sooner over the short `fastGrowthSpan` as a steep one standing well
+  /// clear of its neighbours.
+  private func growth(at bin: Int, prominence: Double) -> Double? {
+    if prominence >= settings.peakToNeighbours,
+      let growth = judged(
+        bin, span: span, minimumGrowth: settings.minimumGrowth,
+        maximumDeviation: settings.maximumDeviation)
+    {
+      return growth < settings.slowGrowth ? steadyOverLongSpan(bin, growth: growth) : growth
+    }
+    guard isAlert, prominence >= settings.fastProminence else { return nil }
+    return judged(
+      bin, span: fastSpan, minimumGrowth: settings.fastGrowth,
+      maximumDeviation: settings.fastDeviation)
+  }
+
+  /// The growth (dB/s) of the peak at `bin` over the last `span` hops if it
+  /// grows like a howl there: at least `minimumGrowth` on a straight line
+  /// (within `maximumDeviation`), over its surroundings too, not slowing
+  /// down, on one frequency.
+  private func judged(
+    _ bin: Int, span: Int, minimumGrowth: Double, maximumDeviation: Double
+  ) -> Double? {
     guard hops >= span else { return nil }
     var frequencyCount = 0
     for step in 0..<span {
@@ -346,8 +381,8 @@ final class HowlDetector {
     let hopsPerSecond = sampleRate / Double(hop)
     let (slope, deviation) = Self.line(spanLevels, count: span)
     let growth = slope * hopsPerSecond
-    guard growth >= settings.minimumGrowth, growth <= settings.maximumGrowth,
-      deviation <= settings.maximumDeviation
+    guard growth >= minimumGrowth, growth <= settings.maximumGrowth,
+      deviation <= maximumDeviation
     else { return nil }
     // Rising over its surroundings too: a voice's or a room's partials rise with their neighbours.
     // (A peak far over everything around it has only its own sidelobes there.)
@@ -370,9 +405,14 @@ final class HowlDetector {
     guard (spread / Double(frequencyCount)).squareRoot() <= settings.maximumFrequencySpread else {
       return nil
     }
-    guard growth < settings.slowGrowth else { return growth }
-    // Slow growth: the same growth over the longer span (a resonance that
-    // builds up and settles grew faster before; a howl grows steadily).
+    return growth
+  }
+
+  /// `growth` if the peak at `bin` grew about as fast over the longer
+  /// `slowGrowthSpan` (a resonance that builds up and settles grew faster
+  /// before; a howl grows steadily), else `nil`.
+  private func steadyOverLongSpan(_ bin: Int, growth: Double) -> Double? {
+    let hopsPerSecond = sampleRate / Double(hop)
     for step in 0..<longSpan {
       let row = (newest - (longSpan - 1 - step) + historyLength) % historyLength
       let level = levels[row * binCount + bin]

@@ -48,6 +48,10 @@ public final class HowlGuard: @unchecked Sendable {
 
   /// The time of the frame after the last processed.
   private var now = 0.0
+  /// The gain of the previous call (NaN before the first) and until when
+  /// the detector stays alert after the gain was raised.
+  private var previousGain = Double.nan
+  private var alertUntil = -Double.infinity
 
   /// - Parameters:
   ///   - channelCount: interleaved channels of the output.
@@ -107,6 +111,8 @@ public final class HowlGuard: @unchecked Sendable {
     }
     for index in 0..<recentNotches.count { recentNotches[index] = -Double.infinity }
     recentIndex = 0
+    previousGain = .nan
+    alertUntil = -.infinity
     now = 0
   }
 
@@ -138,6 +144,13 @@ public final class HowlGuard: @unchecked Sendable {
         mono[frame] = sum * scale
       }
     }
+    // A raised gain is how a loop most often goes past its limit: for a
+    // while, steep growth is judged over the short span.
+    if gainDecibels > previousGain + settings.alertRise {
+      alertUntil = now + settings.alertDuration
+    }
+    previousGain = gainDecibels
+    detector.isAlert = now < alertUntil
     detector.analyze(mono, count: frames, gainDecibels: gainDecibels) { finding in
       act(on: finding, gainDecibels: gainDecibels, emit: emit)
     }

@@ -91,6 +91,19 @@ public struct HowlGuardSettings: Sendable, Equatable {
   public var seriesRange = 12.0
   /// The span of level history a growth is judged over.
   public var growthSpan = 0.1
+  /// For `alertDuration` after the gain rose by more than `alertRise`
+  /// (the commonest way a loop goes past its limit), a steep howl is
+  /// caught sooner, over the shorter `fastGrowthSpan`: growing at least
+  /// `fastGrowth` dB/s on a straight line (within `fastDeviation`) while
+  /// standing `fastProminence` over its neighbours. (At other times a
+  /// voice's onset through the long frame rises just as steeply for as
+  /// long.)
+  public var alertRise = 0.5
+  public var alertDuration = 1.0
+  public var fastGrowthSpan = 0.04
+  public var fastGrowth = 100.0
+  public var fastDeviation = 0.5
+  public var fastProminence = 10.0
   /// Least growth over that span, dB/s (a howl 1 dB past the loop's limit
   /// grows about 15 dB/s).
   public var minimumGrowth = 15.0

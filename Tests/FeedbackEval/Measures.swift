@@ -37,9 +37,9 @@ enum Measures {
 
   /// The level (dB) of the strongest of the three bins around `frequency`
   /// in Hann frames of `size` ending every `hop` samples; each value's time
-  /// (s) is the end of its frame.
+  /// (s) is the end of its frame, or its centre when `centred`.
   static func track(
-    _ samples: [Float], frequency: Double, size: Int = 2048, hop: Int = 256
+    _ samples: [Float], frequency: Double, size: Int = 2048, hop: Int = 256, centred: Bool = false
   ) -> [(time: Double, level: Double)] {
     let transform = RealFourierTransform(size: size)
     let window = (0..<size).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(size)) }
@@ -57,7 +57,8 @@ enum Measures {
         let im = Double(transform.complex[2 * b + 1])
         best = max(best, re * re + im * im)
       }
-      out.append((Double(start + size) / Double(Evaluation.rate), 10 * log10(best + 1e-30)))
+      let stamp = centred ? start + size / 2 : start + size
+      out.append((Double(stamp) / Double(Evaluation.rate), 10 * log10(best + 1e-30)))
       start += hop
     }
     return out

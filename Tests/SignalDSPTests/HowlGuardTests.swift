@@ -29,10 +29,11 @@ import Testing
     (0..<signals[0].count).map { n in signals.reduce(0) { $0 + $1[n] } }
   }
 
-  /// Runs `input` through `guard` in 256-frame periods; the output and the events.
-  static func run(_ input: [Float], _ howlGuard: HowlGuard) -> (
-    output: [Float], events: [HowlGuardEvent]
-  ) {
+  /// Runs `input` through `guard` in 256-frame periods, telling it the
+  /// output gain `gain(time)` gets; the output and the events.
+  static func run(
+    _ input: [Float], _ howlGuard: HowlGuard, gain: (Double) -> Double = { _ in 0 }
+  ) -> (output: [Float], events: [HowlGuardEvent]) {
     var output = input
     var events = [HowlGuardEvent]()
     output.withUnsafeMutableBufferPointer { buffer in
@@ -41,7 +42,7 @@ import Testing
         let frames = min(256, buffer.count - start)
         howlGuard.process(
           buffer.baseAddress! + start, frameCount: frames, time: Double(start) / rate,
-          gainDecibels: 0
+          gainDecibels: gain(Double(start) / rate)
         ) { events.append($0) }
         start += frames
       }
@@ -79,6 +80,49 @@ import Testing
     #expect(first.time < 0.9, "found at \(first.time) s")
     let tail = (count - 9600)..<count
     #expect(Self.sineLevel(input, 2500, tail) - Self.sineLevel(output, 2500, tail) >= 9)
+  }
+
+  @Test func aSteepHowlJustAfterTheGainRoseIsNotchedSooner() throws {
+    let count = Int(1.5 * Self.rate)
+    let input = Self.sum(
+      Self.noise(count: count, level: -60, seed: 3),
+      Self.howl(2500, start: 0.5, end: 1.5, level: -66, growth: 200, count: count))
+    let steady = try #require(Self.run(input, makeGuard()).events.first)
+    // The gain rose 6 dB 50 ms before the howl starts: the short span is in use.
+    let raised = try #require(
+      Self.run(input, makeGuard()) { $0 < 0.45 ? -6 : 0 }.events.first)
+    #expect(steady.action == .notch && raised.action == .notch)
+    #expect(abs(steady.frequency - 2500) < 10 && abs(raised.frequency - 2500) < 10)
+    #expect(
+      raised.time <= steady.time - 0.02,
+      "after the rise at \(raised.time) s, without it at \(steady.time) s")
+  }
+
+  @Test func notesStruckJustAfterTheGainRoseAreLeftAlone() {
+    let count = Int(3 * Self.rate)
+    let rate = Self.rate
+    let music: [Float] = (0..<count).map { n in
+      let t = Double(n) / rate
+      var x = 0.0
+      // A sine struck with a 30 ms attack at 0.5 s.
+      if t > 0.5 { x += 0.1 * min(1, (t - 0.5) / 0.03) * sin(2 * .pi * 1000 * t) }
+      // A 220 Hz saw struck at 1.5 s.
+      if t > 1.5 {
+        for k in 1...12 { x += 0.05 / Double(k) * sin(2 * .pi * 220 * Double(k) * t) }
+      }
+      // DTMF keys of 100 ms every 200 ms from 2.5 s.
+      if t > 2.5 && (t - 2.5).truncatingRemainder(dividingBy: 0.2) < 0.1 {
+        x += 0.05 * (sin(2 * .pi * 770 * t) + sin(2 * .pi * 1336 * t))
+      }
+      return Float(x)
+    }
+    let input = Self.sum(music, Self.noise(count: count, level: -70, seed: 4))
+    // The gain rises 3 dB 50 ms before each sound starts.
+    let (output, events) = Self.run(input, makeGuard()) { time in
+      time < 0.45 ? -9 : time < 1.45 ? -6 : time < 2.45 ? -3 : 0
+    }
+    #expect(events.isEmpty, "\(events)")
+    #expect(output == input)
   }
 
   @Test func steadyNotesChordsVibratoAndKeysAreLeftAlone() {
@@ -165,8 +209,9 @@ import Testing
       Self.howl(1500, start: 0.3, end: 1.5, level: -65, growth: 100, count: count),
       Self.howl(2600, start: 0.3, end: 1.5, level: -65, growth: 100, count: count),
       Self.howl(3900, start: 0.3, end: 1.5, level: -65, growth: 100, count: count))
-    /// Runs the input through `howlGuard` in 256-frame periods; with
-    /// `watching`, returns this thread's allocations from the second on.
+    /// Runs the input through `howlGuard` in 256-frame periods, the gain
+    /// raised 6 dB at 0.25 s (the short span in use as the howls grow);
+    /// with `watching`, returns this thread's allocations from the second on.
     func run(
       _ howlGuard: HowlGuard, watching: Bool, onEvent: (HowlGuardEvent) -> Void = { _ in }
     ) -> Int {
@@ -177,7 +222,7 @@ import Testing
           if watching && start == 256 { allocation_counter_watch_current_thread(1) }
           howlGuard.process(
             buffer.baseAddress! + start, frameCount: 256, time: Double(start) / Self.rate,
-            gainDecibels: 0
+            gainDecibels: start < Int(0.25 * Self.rate) ? -6 : 0
           ) { onEvent($0) }
         }
         if watching {
