@@ -562,54 +562,46 @@ def summarize(rows):
     return table
 
 
-def failures(table, congrats):
+def shortfalls(table, congrats, above, groups, quiet_f1, false_talk, segments, overall_f1=0.0):
+    """Where micloop falls short, in each half: F1 not above each peer of `above` in `groups`,
+    under `quiet_f1` in the quiet rooms and on demo-congrats, under `overall_f1` overall, false
+    talk over `false_talk`, segments per utterance outside `segments`."""
     problems = []
     for which, detectors in table.items():
         ours = detectors[MICLOOP]
-        for group in KINDS + ["overall"]:
-            for peer in PEERS:
-                if TARGET_BEAT_PEERS and ours[group]["f1"] <= detectors[peer][group]["f1"]:
+        for group in groups:
+            for peer in above:
+                if ours[group]["f1"] <= detectors[peer][group]["f1"]:
                     problems.append(f"{which} half, {group}: F1 {ours[group]['f1']:.3f} not above "
                                     f"{peer}'s {detectors[peer][group]['f1']:.3f}")
         for group in QUIET_KINDS:
-            if ours[group]["f1"] < TARGET_QUIET_F1:
-                problems.append(f"{which} half, {group}: F1 {ours[group]['f1']:.3f} < {TARGET_QUIET_F1}")
+            if ours[group]["f1"] < quiet_f1:
+                problems.append(f"{which} half, {group}: F1 {ours[group]['f1']:.3f} < {quiet_f1}")
         overall = ours["overall"]
-        if overall["false_talk"] > TARGET_FALSE_TALK:
+        if overall["f1"] < overall_f1:
+            problems.append(f"{which} half: F1 {overall['f1']:.3f} < {overall_f1}")
+        if overall["false_talk"] > false_talk:
             problems.append(f"{which} half: false talk {overall['false_talk'] * 100:.1f} % > "
-                            f"{TARGET_FALSE_TALK * 100:.0f} %")
-        if not TARGET_SEGMENTS[0] <= overall["segments"] <= TARGET_SEGMENTS[1]:
+                            f"{false_talk * 100:.0f} %")
+        if not segments[0] <= overall["segments"] <= segments[1]:
             problems.append(f"{which} half: {overall['segments']:.2f} segments per utterance outside "
-                            f"{TARGET_SEGMENTS[0]}-{TARGET_SEGMENTS[1]}")
+                            f"{segments[0]}-{segments[1]}")
     f1 = congrats["detectors"][MICLOOP]["f1"]
-    if f1 < TARGET_QUIET_F1:
-        problems.append(f"demo-congrats: F1 {f1:.3f} < {TARGET_QUIET_F1}")
+    if f1 < quiet_f1:
+        problems.append(f"demo-congrats: F1 {f1:.3f} < {quiet_f1}")
     return problems
+
+
+def failures(table, congrats):
+    """What --check fails on: the targets."""
+    return shortfalls(table, congrats, PEERS if TARGET_BEAT_PEERS else [], KINDS + ["overall"],
+                      TARGET_QUIET_F1, TARGET_FALSE_TALK, TARGET_SEGMENTS)
 
 
 def regressions(table, congrats):
     """What --guard fails on: micloop below the floors it already clears."""
-    problems = []
-    for which, detectors in table.items():
-        ours = detectors[MICLOOP]
-        for group in QUIET_KINDS:
-            if ours[group]["f1"] < GUARD_QUIET_F1:
-                problems.append(f"{which} half, {group}: F1 {ours[group]['f1']:.3f} < {GUARD_QUIET_F1}")
-        overall = ours["overall"]
-        if overall["f1"] < GUARD_OVERALL_F1:
-            problems.append(f"{which} half: F1 {overall['f1']:.3f} < {GUARD_OVERALL_F1}")
-        if overall["f1"] <= detectors[GUARD_ABOVE]["overall"]["f1"]:
-            problems.append(f"{which} half: F1 {overall['f1']:.3f} not above {GUARD_ABOVE}'s "
-                            f"{detectors[GUARD_ABOVE]['overall']['f1']:.3f}")
-        if overall["false_talk"] > GUARD_FALSE_TALK:
-            problems.append(f"{which} half: false talk {overall['false_talk'] * 100:.1f} % > "
-                            f"{GUARD_FALSE_TALK * 100:.0f} %")
-        if not GUARD_SEGMENTS[0] <= overall["segments"] <= GUARD_SEGMENTS[1]:
-            problems.append(f"{which} half: {overall['segments']:.2f} segments per utterance outside "
-                            f"{GUARD_SEGMENTS[0]}-{GUARD_SEGMENTS[1]}")
-    if congrats["detectors"][MICLOOP]["f1"] < GUARD_QUIET_F1:
-        problems.append(f"demo-congrats: F1 {congrats['detectors'][MICLOOP]['f1']:.3f} < {GUARD_QUIET_F1}")
-    return problems
+    return shortfalls(table, congrats, [GUARD_ABOVE], ["overall"], GUARD_QUIET_F1, GUARD_FALSE_TALK,
+                      GUARD_SEGMENTS, GUARD_OVERALL_F1)
 
 
 def render(table, congrats, rows, seed):

@@ -151,12 +151,18 @@ import Testing
     return samples
   }
 
-  @Test func fifteenSecondsOfSpeechWithoutAPauseIsOneSegment() {
-    var samples = noise(20, level: -60, seed: 11)
-    let speech = continuousSpeech(15, level: -30, seed: 12)
-    let start = Int(4 * Self.rate)
+  /// `background` with `speech` added from `seconds` on.
+  func adding(_ speech: [Float], at seconds: Double, to background: [Float]) -> [Float] {
+    var samples = background
+    let start = Int(seconds * Self.rate)
     for index in speech.indices { samples[start + index] += speech[index] }
-    let found = segments(samples)
+    return samples
+  }
+
+  @Test func fifteenSecondsOfSpeechWithoutAPauseIsOneSegment() {
+    let found = segments(
+      adding(
+        continuousSpeech(15, level: -30, seed: 12), at: 4, to: noise(20, level: -60, seed: 11)))
     #expect(found.count == 1, "\(found.map { "\($0.0)–\($0.1)" })")
     if let first = found.first {
       #expect(abs(first.0 - 4) <= 0.05 && first.1 >= 18.9 && first.1 <= 19.1, "\(first)")
@@ -192,11 +198,10 @@ import Testing
   }
 
   @Test func speechOverSwellingTrafficIsStillTalk() {
-    var samples = swellingNoise(30, level: -45, period: 20, seed: 22)
-    let speech = continuousSpeech(6, level: -30, seed: 23)
-    let start = Int(12 * Self.rate)
-    for index in speech.indices { samples[start + index] += speech[index] }
-    let found = segments(samples)
+    let found = segments(
+      adding(
+        continuousSpeech(6, level: -30, seed: 23), at: 12,
+        to: swellingNoise(30, level: -45, period: 20, seed: 22)))
     #expect(found.count == 1, "\(found.map { "\($0.0)–\($0.1)" })")
     if let first = found.first {
       #expect(first.0 >= 11.9 && first.0 <= 12.1 && first.1 >= 17.8 && first.1 <= 18.3, "\(first)")
