@@ -1,20 +1,18 @@
-/// Screens audio for samples that are damaged data rather than sound:
-/// NaN, ±infinity and values beyond `damagedAmplitude` are replaced by
-/// zero and counted; subnormal values (below `Float.leastNormalMagnitude`,
+import SignalDSP
+
+/// Screens audio for samples that are damaged data rather than sound
+/// (`DamagedSamples`): NaN, ±infinity and values beyond +60 dBFS are
+/// replaced by zero and counted; subnormal values (below `Float.leastNormalMagnitude`,
 /// about −758 dBFS) are flushed to zero uncounted, since they are silence
 /// that single-precision squares cannot hold (a peak of −800 dBFS beside
 /// no RMS at all).
 ///
 /// Stateless; safe on any thread, real-time safe (no allocation).
 package enum SampleScreen {
-  /// Largest amplitude taken as sound: +60 dBFS. Float audio may exceed
-  /// full scale before a gain stage, but not by a million times in power.
-  package static let damagedAmplitude: Float = 1_000
-
   /// Replaces damaged samples by zero and flushes subnormal ones; returns
   /// how many were damaged.
   package static func screen(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Int {
-    let bound = SIMD8<Float>(repeating: damagedAmplitude)
+    let bound = SIMD8<Float>(repeating: DamagedSamples.largestSound)
     let smallest = SIMD8<Float>(repeating: Float.leastNormalMagnitude)
     let zero = SIMD8<Float>(repeating: 0)
     // x − x is 0 for finite x and NaN otherwise; the masks catch the rest.
@@ -29,13 +27,14 @@ package enum SampleScreen {
       index += 8
     }
     var clean = nonFinite.sum() == 0 && !any(suspect)
-    for tail in index..<count where !isSound(samples[tail]) || isSubnormal(samples[tail]) {
+    for tail in index..<count
+    where !DamagedSamples.isSound(samples[tail]) || isSubnormal(samples[tail]) {
       clean = false
     }
     guard !clean else { return 0 }
     var damaged = 0
     for i in 0..<count {
-      if !isSound(samples[i]) {
+      if !DamagedSamples.isSound(samples[i]) {
         samples[i] = 0
         damaged += 1
       } else if isSubnormal(samples[i]) {
@@ -43,11 +42,6 @@ package enum SampleScreen {
       }
     }
     return damaged
-  }
-
-  @inline(__always)
-  static func isSound(_ sample: Float) -> Bool {
-    sample.isFinite && abs(sample) <= damagedAmplitude
   }
 
   @inline(__always)

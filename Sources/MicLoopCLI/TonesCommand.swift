@@ -110,6 +110,7 @@ struct Tones: ParsableCommand {
     reporting.waitForCommands()
     try CommandFailure.checkDamage(
       of: input, problem: outcome.problem, invalidSamples: outcome.invalidSamples,
-      treatment: "NaN or infinite samples were decoded as silence")
+      treatment:
+        "NaN, infinite or impossibly loud (beyond +60 dBFS) samples were decoded as silence")
   }
 }

@@ -16,7 +16,7 @@ public enum FileToneDecoder {
   public struct Outcome: Sendable {
     /// Seconds of audio read.
     public var duration: Double
-    /// NaN or infinite samples, decoded as silence.
+    /// Damaged samples (NaN, infinite or beyond +60 dBFS), decoded as silence.
     public var invalidSamples: Int
     /// A problem found after reading everything present (a truncated file).
     public var problem: AudioFileError?
@@ -77,7 +77,7 @@ final class ToneBlockFiller: @unchecked Sendable {
   private static let readsPerBlock = 2
   /// Mono is read straight into the block; more channels are mixed into it from here.
   private let buffer: UnsafeMutablePointer<Float>?
-  /// NaN or infinite samples met (read once the reader thread has ended).
+  /// Damaged samples met (read once the reader thread has ended).
   private(set) var invalidSamples = 0
 
   init(reader: AudioFileReader, ahead: ToneDecoderAhead, channel: Int?, readFrames: Int) {

@@ -91,7 +91,7 @@ public struct PlotData {
   public var hasLoudness: Bool
   /// Integrated loudness of the whole file, when measured.
   public var integratedLUFS: Double?
-  /// NaN or infinite samples, drawn as silence.
+  /// Damaged samples (NaN, infinite or beyond +60 dBFS), drawn as silence.
   public var invalidSamples = 0
   /// Why the file could not be read to its end (cut short, damaged), when
   /// it could not: the data covers what was read.

@@ -431,7 +431,8 @@ import Testing
   }
 
   /// Float samples beyond +60 dBFS are damaged data, like NaN: the meter
-  /// reads the tone around them and says so in one line (status 65);
+  /// reads the tone around them and says so in one line (status 65), and
+  /// so does the tone decoder;
   /// subnormal samples are silence, with neither peak nor RMS.
   @Test func damagedAndSubnormalSamplesAreNotMeteredAsSound() throws {
     var samples = (0..<48_000).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }
@@ -453,6 +454,13 @@ import Testing
     #expect(loud.errorOutput.contains("2 NaN, infinite or impossibly loud"), "\(loud.errorOutput)")
     let summary = loud.lastJSONObject
     #expect(abs(((summary?["peak_dbfs"] as? Double) ?? 99) - -6.02) < 0.1, "\(loud.output)")
+    // The tone decoder takes the same samples for damage, not for a tone.
+    let decoded = try MicLoopBinary.run([
+      "tones", "--plan", "freq:1000", "--input", damaged, "--json",
+    ])
+    #expect(decoded.status == 65 && decoded.errorLines.count == 1, "\(decoded.errorOutput)")
+    #expect(
+      decoded.errorOutput.contains("2 NaN, infinite or impossibly loud"), "\(decoded.errorOutput)")
     let quiet = try MicLoopBinary.run(["meter", "--input", subnormal, "--json"])
     #expect(quiet.status == 0, "\(quiet.errorOutput)")
     #expect(
