@@ -189,7 +189,8 @@ struct ToneInterpreter {
 
   /// 5-tone: enough tones, back to back, every inner tone of standard length.
   /// A at least half its length then B at least half its length is a
-  /// page; A alone at least 2.5 times its length is the group call.
+  /// page; A alone at least `DecodedPage.groupCallShare` times its length
+  /// is the group call.
   private func closePages(
     aDuration: Double, bDuration: Double, emit: (ToneDecoderEvent) -> Void
   ) {
@@ -208,7 +209,7 @@ struct ToneInterpreter {
               plan: plan.name, time: run.start, duration: b.end - run.start,
               frequencies: [run.frequencies.0, b.frequencies.0], isGroupCall: false)))
         index += 1
-      } else if run.duration >= 2.5 * aDuration {
+      } else if run.duration >= DecodedPage.groupCallShare * aDuration {
         emit(
           .page(
             DecodedPage(

@@ -75,6 +75,10 @@ public struct DecodedPage: Sendable, Equatable {
   /// Whether it is the group call (A alone, held long).
   public var isGroupCall: Bool
 
+  /// How many lengths of a pager's A tone a lone A tone must last to be
+  /// the group call rather than a page's first tone.
+  package static let groupCallShare = 2.5
+
   public init(
     plan: String, time: Double, duration: Double, frequencies: [Double], isGroupCall: Bool
   ) {

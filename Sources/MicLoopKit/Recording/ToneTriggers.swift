@@ -74,9 +74,6 @@ public struct ToneStart: Sendable, Equatable {
 
   /// Seconds a two-tone group call holds its A tone (Quick Call II: 8 s).
   static let groupCallDuration = 8.0
-  /// The shortest group call, in lengths of the A tone (as the decoder
-  /// tells a group call from a page's first tone).
-  static let groupCallShare = 2.5
 
   /// How the index names it: "dtmf:*1#", "zvei1:12345", "twotone:1000,1200".
   public var label: String { sequence.map { "\(plan.name):\($0)" } ?? plan.name }
@@ -90,7 +87,7 @@ public struct ToneStart: Sendable, Equatable {
     case .pager(let a, let b):
       // A page (A then B) or a group call (A alone, held); reported after
       // whichever is longer has ended and the pager's gap has passed.
-      let groupCall = max(Self.groupCallDuration, Self.groupCallShare * a)
+      let groupCall = max(Self.groupCallDuration, DecodedPage.groupCallShare * a)
       return max(a + b, groupCall) + settle + 0.5
     case .dualTone:
       let keys = Double(max(1, sequence?.count ?? 1))
