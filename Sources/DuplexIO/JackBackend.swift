@@ -168,8 +168,7 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
     let outputs = configuration.isOutputEnabled ? configuration.outputChannelCount : 0
     capturePorts = try register(inputs, prefix: "capture", flags: JackPortIsInput)
     playbackPorts = try register(outputs, prefix: "playback", flags: JackPortIsOutput)
-    let name = api.pointee.jack_get_client_name(client).map { String(cString: $0) }
-    let key = "\(serverName ?? JackLibrary.serverName)/\(name ?? Self.clientName)"
+    let key = "\(serverName ?? JackLibrary.serverName)/\(ownName)"
     bookKey = key
     lostConnections = JackConnectionBook.shared.take(key: key)
     let context = Unmanaged.passUnretained(self).toOpaque()
