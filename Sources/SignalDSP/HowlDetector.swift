@@ -61,6 +61,8 @@ final class HowlDetector {
   private let span: Int
   private let fastSpan: Int
   private let longSpan: Int
+  /// Hops a second: level slopes per hop become growth in dB/s.
+  private let hopsPerSecond: Double
   /// Scratch for a span's levels, prominences and frequencies.
   private let spanLevels: UnsafeMutablePointer<Double>
   private let spanProminences: UnsafeMutablePointer<Double>
@@ -84,6 +86,7 @@ final class HowlDetector {
     highBin = min(
       binCount - neighbourFar - 2,
       Int((min(settings.highestFrequency, 0.45 * sampleRate) / binWidth).rounded()))
+    hopsPerSecond = sampleRate / Double(hop)
     let hopSeconds = Double(hop) / sampleRate
     span = max(4, Int((settings.growthSpan / hopSeconds).rounded()))
     fastSpan = max(4, Int((settings.fastGrowthSpan / hopSeconds).rounded()))
@@ -378,7 +381,6 @@ final class HowlDetector {
     }
     // A peak on (or next to) this bin in all hops but one.
     guard frequencyCount >= span - 1 else { return nil }
-    let hopsPerSecond = sampleRate / Double(hop)
     let (slope, deviation) = Self.line(spanLevels, count: span)
     let growth = slope * hopsPerSecond
     guard growth >= minimumGrowth, growth <= settings.maximumGrowth,
@@ -412,7 +414,6 @@ final class HowlDetector {
   /// `slowGrowthSpan` (a resonance that builds up and settles grew faster
   /// before; a howl grows steadily), else `nil`.
   private func steadyOverLongSpan(_ bin: Int, growth: Double) -> Double? {
-    let hopsPerSecond = sampleRate / Double(hop)
     for step in 0..<longSpan {
       let row = (newest - (longSpan - 1 - step) + historyLength) % historyLength
       let level = levels[row * binCount + bin]
