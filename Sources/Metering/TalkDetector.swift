@@ -101,8 +101,8 @@ public struct TalkDetectorSettings: Sendable, Equatable {
   /// dB from the 10th to the 90th percentile of the click-free level around
   /// its straight-line trend over `steadyTime` under which it counts as a
   /// swell (traffic passing, a machine spinning up): background at once,
-  /// at the trend's 10th percentile. Speech strays from any line by 10 dB
-  /// and more within a second.
+  /// at the line's level. Speech strays from any line by 10 dB and more
+  /// within a second.
   public var swellSpread: Double = 3.5
 
   public init() {}
