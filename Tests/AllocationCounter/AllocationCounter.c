@@ -21,7 +21,12 @@ static inline void note(void) {
   }
 }
 
-void allocation_counter_watch_current_thread(int watch) { watching = watch; }
+void allocation_counter_watch_current_thread(int watch) {
+  // Test runners reuse threads: what an earlier watch on this thread
+  // counted belongs to that test, not to the one starting now.
+  if (watch) thread_counted = 0;
+  watching = watch;
+}
 long allocation_counter_count(void) { return atomic_load(&counted); }
 long allocation_counter_thread_count(void) { return thread_counted; }
 void allocation_counter_reset(void) { atomic_store(&counted, 0); }

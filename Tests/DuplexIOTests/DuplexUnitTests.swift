@@ -314,5 +314,19 @@ func duplexConfiguration(channels: Int = 1) -> DuplexConfiguration {
     allocation_counter_watch_current_thread(0)
     #expect(array.count >= 100)
     #expect(allocation_counter_count() >= 1)
+    #expect(allocation_counter_thread_count() >= 1)
+  }
+
+  /// A runner reuses its threads: a watch started on one holds none of an
+  /// earlier test's allocations there.
+  @Test func aNewWatchStartsFromZero() {
+    allocation_counter_watch_current_thread(1)
+    let array = [Int](repeating: 7, count: 100 + Int(allocation_counter_count() % 2))
+    allocation_counter_watch_current_thread(0)
+    #expect(array.count >= 100 && allocation_counter_thread_count() >= 1)
+    allocation_counter_watch_current_thread(1)
+    let counted = allocation_counter_thread_count()
+    allocation_counter_watch_current_thread(0)
+    #expect(counted == 0)
   }
 }
