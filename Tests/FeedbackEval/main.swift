@@ -317,6 +317,7 @@ if section("act") {
     }
     let tracked = [howl] + on.events.filter { !$0.isDuck }.map(\.frequency)
     var rise = -Double.infinity
+    var riseAt = (0.0, 0.0)
     // In a talker's pauses "no loop" is silence: only the noise talker gives a rise to read.
     for frequency in item.talker == "noise" ? tracked : [] {
       let heard = Measures.track(on.speaker, frequency: frequency)
@@ -325,7 +326,11 @@ if section("act") {
         let average = { (track: [(time: Double, level: Double)]) in
           10 * log10((i - 3...i).map { pow(10, track[$0].level / 10) }.reduce(0, +) / 4)
         }
-        rise = max(rise, average(heard) - average(alone))
+        let r = average(heard) - average(alone)
+        if r > rise {
+          rise = r
+          riseAt = (heard[i].time, frequency)
+        }
       }
     }
     let peak = Measures.peakSample(on.speaker, Int(step * Double(Evaluation.rate))..<frames)
@@ -336,6 +341,7 @@ if section("act") {
       "| \(item.room.name) | \(item.talker) | +\(Int(item.over)) dB | \(fixed(howl, 0)) | \(fixed((onset - step) * 1000, 0)) ms | \(first.map { "\($0.action.name) \(fixed($0.frequency, 0)) Hz \(fixed($0.depth, 0)) dB" } ?? "none") | \(fixed(act * 1000, 0)) ms | \(fixed(afterGrowth * 1000, 0)) ms | \(fixed(rise)) dB | \(fixed(20 * log10(Double(peak)), 1)) |"
     )
     if verbose {
+      print("    rise peaks at \(fixed(riseAt.0, 3)) s, \(fixed(riseAt.1, 0)) Hz")
       for event in on.events.prefix(12) {
         print(
           "    \(event.action.name) at \(fixed(event.time, 3)) s, \(fixed(event.frequency, 0)) Hz, \(fixed(event.depth, 0)) dB, growth \(fixed(event.growth, 0)) dB/s"
