@@ -46,8 +46,10 @@ let package = Package(
       name: "MicLoopKit",
       dependencies: [
         "DuplexIO", "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles",
+        "TextFormatting",
       ]),
-    .target(name: "Console", dependencies: ["Metering", "TonePlans"]),
+    .target(name: "TextFormatting"),
+    .target(name: "Console", dependencies: ["Metering", "TonePlans", "TextFormatting"]),
     .target(
       name: "Plotting",
       dependencies: ["CCairo", "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles"]),
@@ -55,7 +57,7 @@ let package = Package(
       name: "MicLoopCLI",
       dependencies: [
         "MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "Metering", "TonePlans",
-        "ToneDecoding", "AudioFiles", "Console", "Plotting",
+        "ToneDecoding", "AudioFiles", "Console", "Plotting", "TextFormatting",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "micloop", dependencies: ["MicLoopCLI"]),
@@ -101,6 +103,7 @@ let package = Package(
         "MicLoopKit", "SignalDSP", "TonePlans", "ToneDecoding", "Metering", "DuplexIO",
         "DuplexIOTesting", "AudioFiles", "AllocationCounter", "TestSupport",
       ]),
+    .testTarget(name: "TextFormattingTests", dependencies: ["TextFormatting"]),
     .testTarget(name: "ConsoleTests", dependencies: ["Console", "Metering"]),
     .testTarget(name: "PlottingTests", dependencies: ["Plotting", "SignalDSP", "TestSupport"]),
     .testTarget(

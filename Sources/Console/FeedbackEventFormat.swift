@@ -1,4 +1,5 @@
 import SignalDSP
+import TextFormatting
 
 /// Renders what the howl guard did as a JSON Lines object or a line of
 /// text. Safe on any thread.

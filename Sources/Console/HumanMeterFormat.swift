@@ -1,4 +1,5 @@
 import Metering
+import TextFormatting
 
 /// Renders meter events for people: a line per interval with a level bar,
 /// and a list of talk segments at the end. Safe on any thread.

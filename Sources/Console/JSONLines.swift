@@ -1,4 +1,5 @@
 import Metering
+import TextFormatting
 
 /// Renders events as JSON Lines: one object per line, `time` in seconds of
 /// stream time, levels in dBFS with silence as `null`. Safe on any thread.
@@ -47,34 +48,6 @@ public enum JSONLines {
     guard let value else { return "" }
     return
       ",\"integrated_lufs\":\(db(value.integratedLUFS)),\"loudness_range_lu\":\(db(value.loudnessRangeLU)),\"true_peak_dbtp\":\(db(value.truePeakDBTP)),\"momentary_max_lufs\":\(db(value.momentaryMaxLUFS)),\"short_term_max_lufs\":\(db(value.shortTermMaxLUFS))"
-  }
-
-  /// A JSON string literal with the characters JSON requires escaped.
-  public static func quoted(_ text: String) -> String {
-    // Plan names and symbols need no escapes: copied as they are.
-    if !text.utf8.contains(where: {
-      $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\")
-    }) {
-      return "\"" + text + "\""
-    }
-    var result = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": result += "\\\""
-      case "\\": result += "\\\\"
-      case "\n": result += "\\n"
-      case "\r": result += "\\r"
-      case "\t": result += "\\t"
-      default:
-        if scalar.value < 0x20 {
-          let hex = String(scalar.value, radix: 16)
-          result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        } else {
-          result.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    return result + "\""
   }
 
   static func time(_ seconds: Double) -> String { DecimalFormatting.fixed(seconds, places: 3) }

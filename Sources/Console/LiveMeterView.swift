@@ -1,4 +1,5 @@
 import Metering
+import TextFormatting
 
 /// Draws the live meter on a terminal as a block of lines redrawn in
 /// place: one bar per metered channel (RMS `#`, meter reading `=`, held

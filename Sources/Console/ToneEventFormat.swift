@@ -1,3 +1,4 @@
+import TextFormatting
 import TonePlans
 
 /// Renders decoded tones and sequences as JSON Lines or as aligned text.
@@ -10,12 +11,12 @@ public enum ToneEventFormat {
     case .toneStart(let tone): return json(tone, event: "tone_start")
     case .sequence(let sequence):
       return
-        "{\"event\":\"sequence\",\"time\":\(JSONLines.time(sequence.time)),\"duration\":\(JSONLines.time(sequence.duration)),\"plan\":\(JSONLines.quoted(sequence.plan)),\"text\":\(JSONLines.quoted(sequence.text)),\"symbols\":\(JSONLines.quoted(sequence.symbols))"
-        + (sequence.call.map { ",\"call\":\(JSONLines.quoted($0))" } ?? "") + "}"
+        "{\"event\":\"sequence\",\"time\":\(JSONLines.time(sequence.time)),\"duration\":\(JSONLines.time(sequence.duration)),\"plan\":\(JSONText.quoted(sequence.plan)),\"text\":\(JSONText.quoted(sequence.text)),\"symbols\":\(JSONText.quoted(sequence.symbols))"
+        + (sequence.call.map { ",\"call\":\(JSONText.quoted($0))" } ?? "") + "}"
     case .page(let page):
       let frequencies = page.frequencies.map { DecimalFormatting.fixed($0, places: 1) }
       return
-        "{\"event\":\"page\",\"time\":\(JSONLines.time(page.time)),\"duration\":\(JSONLines.time(page.duration)),\"plan\":\(JSONLines.quoted(page.plan)),\"frequencies\":[\(frequencies.joined(separator: ","))],\"group\":\(page.isGroupCall)}"
+        "{\"event\":\"page\",\"time\":\(JSONLines.time(page.time)),\"duration\":\(JSONLines.time(page.duration)),\"plan\":\(JSONText.quoted(page.plan)),\"frequencies\":[\(frequencies.joined(separator: ","))],\"group\":\(page.isGroupCall)}"
     }
   }
 
@@ -30,9 +31,9 @@ public enum ToneEventFormat {
     line += ",\"duration\":"
     line += JSONLines.time(tone.duration)
     line += ",\"plan\":"
-    line += JSONLines.quoted(tone.plan)
+    line += JSONText.quoted(tone.plan)
     line += ",\"symbol\":"
-    line += JSONLines.quoted(String(tone.symbol))
+    line += JSONText.quoted(String(tone.symbol))
     line += ",\"frequencies\":["
     for (index, frequency) in tone.frequencies.enumerated() {
       if index > 0 { line += "," }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Console
 import DuplexIO
+import TextFormatting
 
 /// `micloop devices`: the capture and playback devices, like arecord -L / aplay -L.
 struct Devices: ParsableCommand {
@@ -18,7 +19,7 @@ struct Devices: ParsableCommand {
     if json {
       for device in devices {
         StandardOutput.write(
-          "{\"event\":\"device\",\"name\":\(JSONLines.quoted(device.name)),\"description\":\(JSONLines.quoted(device.description)),\"capture\":\(device.canCapture),\"playback\":\(device.canPlay)}"
+          "{\"event\":\"device\",\"name\":\(JSONText.quoted(device.name)),\"description\":\(JSONText.quoted(device.description)),\"capture\":\(device.canCapture),\"playback\":\(device.canPlay)}"
         )
       }
       return

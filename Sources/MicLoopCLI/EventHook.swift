@@ -1,4 +1,5 @@
 import Console
+import TextFormatting
 import TonePlans
 
 #if canImport(Glibc)

@@ -5,6 +5,7 @@ import DuplexIO
 import DuplexIOTesting
 import MicLoopKit
 import SignalDSP
+import TextFormatting
 
 #if canImport(Glibc)
   import Glibc

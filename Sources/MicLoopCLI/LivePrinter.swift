@@ -2,6 +2,7 @@ import Console
 import DuplexIO
 import Metering
 import SignalDSP
+import TextFormatting
 import TonePlans
 
 /// Prints what a live job reports: a meter line redrawn in place on a
@@ -113,7 +114,7 @@ final class LivePrinter {
   func deviceLost(time: Double, reason: String) {
     if mode == .json {
       StandardOutput.write(
-        "{\"event\":\"device_lost\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"reason\":\(JSONLines.quoted(reason))}",
+        "{\"event\":\"device_lost\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"reason\":\(JSONText.quoted(reason))}",
         flush: true)
     } else {
       clearBlock()
@@ -141,8 +142,8 @@ final class LivePrinter {
   /// one, and those that could not be (their other port did not come back).
   func connectionsRestored(time: Double, _ connections: RestoredConnections) {
     if mode == .json {
-      let restored = connections.restored.map(JSONLines.quoted).joined(separator: ",")
-      let missing = connections.notRestored.map(JSONLines.quoted).joined(separator: ",")
+      let restored = connections.restored.map(JSONText.quoted).joined(separator: ",")
+      let missing = connections.notRestored.map(JSONText.quoted).joined(separator: ",")
       StandardOutput.write(
         "{\"event\":\"connections_restored\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"restored\":[\(restored)],\"not_restored\":[\(missing)]}",
         flush: true)

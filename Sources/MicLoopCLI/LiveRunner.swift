@@ -2,6 +2,7 @@ import AudioFiles
 import Console
 import DuplexIO
 import MicLoopKit
+import TextFormatting
 import TonePlans
 
 #if canImport(Glibc)

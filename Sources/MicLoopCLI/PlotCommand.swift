@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFiles
 import Console
 import Plotting
+import TextFormatting
 import ToneDecoding
 import TonePlans
 
@@ -122,12 +123,12 @@ struct Plot: ParsableCommand {
       "{\"x\":\(r.x),\"y\":\(r.y),\"width\":\(r.width),\"height\":\(r.height)}"
     }
     let tones = data.tones.map {
-      "{\"time\":\(DecimalFormatting.fixed($0.time, places: 3)),\"label\":\(JSONLines.quoted($0.label))}"
+      "{\"time\":\(DecimalFormatting.fixed($0.time, places: 3)),\"label\":\(JSONText.quoted($0.label))}"
     }.joined(separator: ",")
     let talk = data.talkSegments.map {
       "[\(DecimalFormatting.fixed($0.start, places: 3)),\(DecimalFormatting.fixed($0.end, places: 3))]"
     }.joined(separator: ",")
     return
-      "{\"event\":\"plot\",\"output\":\(JSONLines.quoted(output)),\"width\":\(layout.width),\"height\":\(layout.height),\"duration\":\(DecimalFormatting.fixed(data.duration, places: 3)),\"levels\":\(rect(layout.levels)),\"level_range_dbfs\":[\(Int(PlotLayout.levelRange.low)),\(Int(PlotLayout.levelRange.high))],\"spectrogram\":\(rect(layout.spectrogram)),\"max_frequency\":\(DecimalFormatting.fixed(data.maximumFrequency, places: 1)),\"talk\":[\(talk)],\"tones\":[\(tones)]}"
+      "{\"event\":\"plot\",\"output\":\(JSONText.quoted(output)),\"width\":\(layout.width),\"height\":\(layout.height),\"duration\":\(DecimalFormatting.fixed(data.duration, places: 3)),\"levels\":\(rect(layout.levels)),\"level_range_dbfs\":[\(Int(PlotLayout.levelRange.low)),\(Int(PlotLayout.levelRange.high))],\"spectrogram\":\(rect(layout.spectrogram)),\"max_frequency\":\(DecimalFormatting.fixed(data.maximumFrequency, places: 1)),\"talk\":[\(talk)],\"tones\":[\(tones)]}"
   }
 }

@@ -3,6 +3,7 @@ import AudioFiles
 import Console
 import DuplexIO
 import MicLoopKit
+import TextFormatting
 import ToneDecoding
 import TonePlans
 

@@ -1,6 +1,7 @@
 import Console
 import DuplexIO
 import MicLoopKit
+import TextFormatting
 
 /// Prints what a recording session reports: JSON Lines (`--json`, the
 /// index's own lines), or a line of text per file, blip, gap, xrun and

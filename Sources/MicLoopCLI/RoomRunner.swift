@@ -4,6 +4,7 @@ import DuplexIO
 import DuplexIOTesting
 import MicLoopKit
 import SignalDSP
+import TextFormatting
 
 /// Runs the live loopback job in a simulated room instead of on devices
 /// (`micloop loopback --input TALKER --room RESPONSE`): the microphone hears

@@ -2,6 +2,7 @@ import ArgumentParser
 import Console
 import MicLoopKit
 import SignalDSP
+import TextFormatting
 import TonePlans
 
 /// `micloop send`: encode text with a tone plan (DTMF, 5-tone, Handshake …).

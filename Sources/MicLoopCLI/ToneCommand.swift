@@ -2,6 +2,7 @@ import ArgumentParser
 import Console
 import MicLoopKit
 import SignalDSP
+import TextFormatting
 import TonePlans
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Console
 import MicLoopKit
+import TextFormatting
 import ToneDecoding
 import TonePlans
 

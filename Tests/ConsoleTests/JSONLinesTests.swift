@@ -43,17 +43,4 @@ import Testing
           channels: mono)))
     #expect(!single.contains("channels"))
   }
-
-  @Test func decimalsRoundHalfAwayFromZero() {
-    #expect(DecimalFormatting.fixed(-0.0004, places: 3) == "0.000")
-    #expect(DecimalFormatting.fixed(-3.0103, places: 2) == "-3.01")
-    #expect(DecimalFormatting.fixed(2.5, places: 0) == "3")
-    #expect(DecimalFormatting.fixed(12.3456, places: 3) == "12.346")
-    #expect(DecimalFormatting.fixed(0.05, places: 1) == "0.1")
-    #expect(DecimalFormatting.json(.infinity, places: 2) == "null")
-  }
-
-  @Test func stringsAreEscaped() {
-    #expect(JSONLines.quoted("a\"b\\c\n\u{1}") == #""a\"b\\c\n\u0001""#)
-  }
 }

@@ -1,5 +1,6 @@
 import AudioFiles
 import DuplexIO
+import TextFormatting
 import TonePlans
 
 #if canImport(Glibc)
@@ -136,6 +137,6 @@ extension Recorder {
   }
 
   static func seconds(_ frame: Int64, _ rate: Double) -> String {
-    JSONText.fixed(Double(frame) / rate, places: 3)
+    DecimalFormatting.json(Double(frame) / rate, places: 3)
   }
 }

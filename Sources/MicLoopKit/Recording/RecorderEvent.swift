@@ -1,3 +1,4 @@
+import TextFormatting
 import TonePlans
 
 /// A tone, call or page that was decoded, as recordings carry it in their
@@ -17,7 +18,8 @@ public struct RecordingTag: Sendable, Equatable {
       object.add("plan", tone.plan)
       object.add("symbol", String(tone.symbol))
       object.add(
-        "frequencies", json: JSONText.array(tone.frequencies.map { JSONText.fixed($0, places: 1) }))
+        "frequencies",
+        json: JSONText.array(tone.frequencies.map { DecimalFormatting.json($0, places: 1) }))
     case .sequence(let sequence):
       object.add("kind", sequence.plan == TonePlan.siren.name ? "signal" : "call")
       object.add("plan", sequence.plan)
@@ -27,7 +29,8 @@ public struct RecordingTag: Sendable, Equatable {
       object.add("kind", page.isGroupCall ? "group_page" : "page")
       object.add("plan", page.plan)
       object.add(
-        "frequencies", json: JSONText.array(page.frequencies.map { JSONText.fixed($0, places: 1) }))
+        "frequencies",
+        json: JSONText.array(page.frequencies.map { DecimalFormatting.json($0, places: 1) }))
     }
     object.add("time", Double(startFrame) / sampleRate, places: 3)
     object.add("duration", Double(endFrame - startFrame) / sampleRate, places: 3)
@@ -42,7 +45,7 @@ public struct RecordingTag: Sendable, Equatable {
     switch event {
     case .tone(let tone), .toneStart(let tone):
       tone.plan == TonePlan.ctcss.name
-        ? "ctcss \(JSONText.fixed(tone.frequencies.first ?? 0, places: 1)) Hz"
+        ? "ctcss \(DecimalFormatting.fixed(tone.frequencies.first ?? 0, places: 1)) Hz"
         : "\(tone.plan) \(tone.symbol)"
     case .sequence(let sequence): "\(sequence.plan) \(sequence.text)"
     case .page(let page): "\(page.isGroupCall ? "group page" : "page") \(page.plan)"
@@ -266,7 +269,7 @@ extension RecordedFile {
     object.add(
       "xruns",
       json: JSONText.array(
-        xrunFrames.map { JSONText.fixed(Double($0 - startFrame) / sampleRate, places: 3) }))
+        xrunFrames.map { DecimalFormatting.json(Double($0 - startFrame) / sampleRate, places: 3) }))
     if event {
       object.add("sidecar", sidecarName)
     } else {
