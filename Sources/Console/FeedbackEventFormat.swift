@@ -6,7 +6,8 @@ import TextFormatting
 public enum FeedbackEventFormat {
   /// One JSON object (without the newline): `{"event":"feedback","time":…,
   /// "frequency":…,"depth_db":…,"action":…}`; the frequency is `null` for
-  /// the duck, and `growth_db_per_s` is there when a howl was found.
+  /// the duck, `growth_db_per_s` is there when a howl was found and
+  /// `"planned":true` when the ring-out plan set the action ahead.
   public static func json(_ event: HowlGuardEvent) -> String {
     var line = "{\"event\":\"feedback\",\"time\":"
     line += JSONLines.time(event.time)
@@ -18,17 +19,20 @@ public enum FeedbackEventFormat {
     if event.growth.isFinite {
       line += ",\"growth_db_per_s\":" + DecimalFormatting.fixed(event.growth, places: 0)
     }
+    if event.isPlanned { line += ",\"planned\":true" }
     return line + "}"
   }
 
   /// One line of text, for example "feedback at 2.17 s: notch at 2427 Hz,
-  /// -12 dB (growing 87 dB/s)".
+  /// -12 dB (growing 87 dB/s)", or "… -6 dB (ring-out)" when planned.
   public static func text(_ event: HowlGuardEvent) -> String {
     let time = DecimalFormatting.fixed(event.time, places: 2)
     let depth = DecimalFormatting.fixed(event.depth, places: 0) + " dB"
     let growth =
-      event.growth.isFinite
-      ? " (growing \(DecimalFormatting.fixed(event.growth, places: 0)) dB/s)" : ""
+      event.isPlanned
+      ? " (ring-out)"
+      : event.growth.isFinite
+        ? " (growing \(DecimalFormatting.fixed(event.growth, places: 0)) dB/s)" : ""
     let place = "\(DecimalFormatting.fixed(event.frequency, places: 0)) Hz"
     switch (event.action, event.isDuck) {
     case (.notch, _): return "feedback at \(time) s: notch at \(place), \(depth)\(growth)"
@@ -43,5 +47,37 @@ public enum FeedbackEventFormat {
         ? "feedback at \(time) s: notch at \(place) lifted"
         : "feedback at \(time) s: notch at \(place) eased to \(depth)"
     }
+  }
+
+  /// What the ring-out plan holds, as JSON: `{"event":"ring_out",
+  /// "maximum_stable_gain_db":…,"frequency":…,"first_gain_db":…,
+  /// "notches":…,"notches_at_gain_db":…}` (the last two: the most notches
+  /// the plan sets without a duck, and from which gain).
+  public static func json(_ plan: RingOutPlan) -> String {
+    let fullest = fullestStep(plan)
+    return
+      "{\"event\":\"ring_out\",\"maximum_stable_gain_db\":\(DecimalFormatting.fixed(plan.maximumStableGain, places: 2)),\"frequency\":\(DecimalFormatting.fixed(plan.frequency, places: 1)),\"first_gain_db\":\(DecimalFormatting.fixed(plan.firstGain, places: 1)),\"notches\":\(plan.notchCount(fullest)),\"notches_at_gain_db\":\(DecimalFormatting.fixed(plan.gain(ofStep: fullest), places: 1))}"
+  }
+
+  /// What the ring-out plan holds, in one line of text.
+  public static func text(_ plan: RingOutPlan) -> String {
+    let fullest = fullestStep(plan)
+    let duckFrom = (0..<plan.stepCount).first { plan.duck(ofStep: $0) > 0 }
+    return
+      "Ring-out: the loop howls first at \(DecimalFormatting.fixed(plan.frequency, places: 0)) Hz past \(signed(plan.maximumStableGain)) dB; notches are set ahead from \(signed(plan.firstGain)) dB (\(plan.notchCount(fullest)) by \(signed(plan.gain(ofStep: fullest))) dB)"
+      + (duckFrom.map { ", the output is ducked from \(signed(plan.gain(ofStep: $0))) dB" } ?? "")
+  }
+
+  /// The first step with the most notches and no duck (or step 0).
+  private static func fullestStep(_ plan: RingOutPlan) -> Int {
+    var best = 0
+    for step in 0..<plan.stepCount where plan.duck(ofStep: step) == 0 {
+      if plan.notchCount(step) > plan.notchCount(best) { best = step }
+    }
+    return best
+  }
+
+  private static func signed(_ value: Double) -> String {
+    (value >= 0 ? "+" : "") + DecimalFormatting.fixed(value, places: 1)
   }
 }

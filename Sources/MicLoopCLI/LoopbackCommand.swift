@@ -18,7 +18,9 @@ struct Loopback: ParsableCommand {
     discussion: """
       Keys on a terminal: up/down arrow (or +/-) change the gain by 1 dB, m mutes, q quits. \
       Ctrl-C stops cleanly; a recording stays valid. A feedback guard (on by default) notches \
-      howls as they grow and ducks the output as a last resort. With --input and --room the job \
+      howls as they grow and ducks the output as a last resort; given the loop's measured \
+      response (--ring-out), it sets the notches a gain needs the moment the gain gets there. \
+      With --input and --room the job \
       runs in a simulated room instead: its microphone hears the input plus the speaker through \
       the room's impulse response, as fast as the processor allows.
       """)
@@ -34,6 +36,12 @@ struct Loopback: ParsableCommand {
     name: .customLong("feedback-guard"),
     help: "Notch howls as they grow, duck the output as a last resort: on or off.")
   var feedbackGuard = Switch.on
+  @Option(
+    name: .customLong("ring-out"),
+    help:
+      "The loop's impulse response, as 'micloop latency --save-ir' saves it (same devices and period): the guard notches each frequency ahead as the gain brings it near howling."
+  )
+  var ringOut: String?
   @Option(help: "With --room: the talker the simulated room's microphone hears (a file).")
   var input: String?
   @Option(
@@ -62,6 +70,10 @@ struct Loopback: ParsableCommand {
     try gain.validate("--gain-db")
     try duration?.require("--duration", atLeast: 0.001)
     if let tones { _ = try TonePlanList.parse(tones) }
+    if ringOut != nil && feedbackGuard == .off {
+      throw ValidationError(
+        "--ring-out sets the feedback guard's notches ahead; leave out --feedback-guard off")
+    }
     guard (input == nil) == (room == nil) else {
       throw ValidationError(
         "--input and --room go together: a talker played in a simulated room (e.g. --input talk.wav --room Tests/Fixtures/rooms/living.wav)"
@@ -83,6 +95,15 @@ struct Loopback: ParsableCommand {
     settings.gainDecibels = gain.initial
     settings.gainChanges = gain.changes
     settings.feedbackGuard = feedbackGuard == .on ? HowlGuardSettings() : nil
+    var configuration = devices.configuration(.duplex)
+    if let ringOut, let guardSettings = settings.feedbackGuard {
+      let plan = try RingOutFile.plan(ringOut, settings: guardSettings)
+      if room == nil { configuration.sampleRate = plan.rate }
+      settings.feedbackRingOut = plan.plan
+      StandardOutput.write(
+        json ? FeedbackEventFormat.json(plan.plan) : FeedbackEventFormat.text(plan.plan),
+        flush: true)
+    }
     settings.isLimiting = !noLimit
     settings.isRecording = record != nil
     if meter || json {
@@ -95,13 +116,13 @@ struct Loopback: ParsableCommand {
     }
     if let room, let input {
       try RoomRunner.run(
-        configuration: devices.configuration(.duplex), settings: settings,
+        configuration: configuration, settings: settings,
         room: room, talker: input, record: record, duration: duration?.value, json: json,
         showsMeter: meter || json)
       return
     }
     try LiveRunner.run(
-      configuration: devices.configuration(.duplex), settings: settings,
+      configuration: configuration, settings: settings,
       record: record,
       duration: duration?.value, json: json, showsMeter: meter || json, acceptsKeys: true,
       tones: try tones.map {

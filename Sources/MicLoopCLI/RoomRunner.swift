@@ -17,6 +17,12 @@ enum RoomRunner {
   ) throws {
     let response = try RoomFiles.response(roomPath)
     let talker = try RoomFiles.talker(talkerPath, rate: response.rate, room: roomPath)
+    if let plan = settings.feedbackRingOut, plan.sampleRate != Double(response.rate) {
+      throw CommandFailure(
+        message:
+          "the --ring-out response is \(Int(plan.sampleRate)) Hz but the room \(roomPath) is \(response.rate) Hz; measure the loop in that room (micloop latency --room \(roomPath) --save-ir FILE)"
+      )
+    }
     var configuration = configuration
     configuration.sampleRate = response.rate
     configuration.direction = .duplex

@@ -136,6 +136,12 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
     (2 * sweep.lowFrequency)...(0.9 * sweep.highFrequency)
   }
 
+  /// The band a probe at `sampleRate` measures well (that of its sweep).
+  public static func measuredBand(sampleRate: Int) -> ClosedRange<Double> {
+    let sweep = ExponentialSweep.band(sampleRate: Double(sampleRate))
+    return (2 * sweep.low)...(0.9 * sweep.high)
+  }
+
   /// Finds every burst in the capture; `nil` when nothing came back.
   public func result() -> Measurement? {
     let maximumLag = sampleRate * 3 / 4

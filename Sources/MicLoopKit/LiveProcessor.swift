@@ -108,6 +108,9 @@ public struct LiveSettings: Sendable {
   /// Protect the output from feedback (howl) with these settings; `nil`
   /// leaves the output path as it is.
   public var feedbackGuard: HowlGuardSettings?
+  /// Notches the guard sets ahead as the gain rises, from the loop's
+  /// measured response (used when its sample rate is the stream's).
+  public var feedbackRingOut: RingOutPlan?
   /// Gain changes at given stream times, applied on the audio thread at the
   /// start of the period that holds each time (a key press or mute
   /// overrides the gain until the next change).
@@ -222,9 +225,11 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
       if howlGuard?.sampleRate != Double(format.sampleRate)
         || howlGuard?.channelCount != outputChannels
       {
+        let plan = settings.feedbackRingOut
         howlGuard = HowlGuard(
           settings: guardSettings, sampleRate: Double(format.sampleRate),
-          channelCount: outputChannels, maximumFrameCount: 2 * maximumPeriod)
+          channelCount: outputChannels, maximumFrameCount: 2 * maximumPeriod,
+          ringOut: plan?.sampleRate == Double(format.sampleRate) ? plan : nil)
       }
     }
     let ringFrames = Int(settings.recordingBuffer * Double(format.sampleRate))

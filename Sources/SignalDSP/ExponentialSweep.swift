@@ -23,17 +23,24 @@ public struct ExponentialSweep: Sendable {
   /// Seconds of raised-cosine fade at each end.
   public static let fadeDuration = 0.01
 
+  /// The band swept when none is given: from 50 Hz to 20 kHz or 0.45 of
+  /// the sample rate, whichever is lower.
+  public static let defaultLowFrequency = 50.0
+  public static func band(sampleRate: Double) -> (low: Double, high: Double) {
+    (defaultLowFrequency, min(20_000, 0.45 * sampleRate))
+  }
+
   /// - Parameters:
   ///   - duration: seconds of sweep.
-  ///   - lowFrequency, highFrequency: the band swept (Hz).
+  ///   - lowFrequency, highFrequency: the band swept (Hz); by default `band(sampleRate:)`.
   ///   - level: peak level in dBFS.
   public init(
-    sampleRate: Double, duration: Double, lowFrequency: Double = 50,
+    sampleRate: Double, duration: Double, lowFrequency: Double = Self.defaultLowFrequency,
     highFrequency: Double? = nil, level: Double = -12
   ) {
     self.sampleRate = sampleRate
     self.lowFrequency = lowFrequency
-    let high = highFrequency ?? min(20_000, 0.45 * sampleRate)
+    let high = highFrequency ?? Self.band(sampleRate: sampleRate).high
     self.highFrequency = high
     let count = Int((duration * sampleRate).rounded())
     let amplitude = Decibels.amplitude(level)

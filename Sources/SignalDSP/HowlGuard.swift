@@ -14,6 +14,10 @@
 /// set and the duck is at unity the guard leaves every sample untouched,
 /// bit for bit.
 ///
+/// With a `RingOutPlan` (the loop's measured response), the notches a gain
+/// needs are set the moment the gain gets there, before any howl grows;
+/// the detector still watches for what the plan did not foresee.
+///
 /// `prepare`-time work happens in `init` (FFTW plans, buffers); `process`
 /// runs on the audio thread and never allocates, locks or throws: what it
 /// does comes back through `emit` as plain `HowlGuardEvent` values (the
@@ -53,14 +57,25 @@ public final class HowlGuard: @unchecked Sendable {
   private var previousGain = Double.nan
   private var alertUntil = -Double.infinity
 
+  /// Notches set ahead for the gain, if the loop's response is known.
+  public let ringOut: RingOutPlan?
+  /// The plan's step in force (−1: none), the bank slot of each of its
+  /// notches (−1: none free), and the duck it needs.
+  private var plannedStep = -1
+  private var plannedSlots: [Int]
+  private var plannedDuck = 0.0
+
   /// - Parameters:
   ///   - channelCount: interleaved channels of the output.
   ///   - maximumFrameCount: the most frames one `process` call gets.
+  ///   - ringOut: notches to set ahead as the gain rises (same sample rate).
   public init(
     settings: HowlGuardSettings = HowlGuardSettings(), sampleRate: Double, channelCount: Int,
-    maximumFrameCount: Int
+    maximumFrameCount: Int, ringOut: RingOutPlan? = nil
   ) {
     self.settings = settings
+    self.ringOut = ringOut
+    plannedSlots = [Int](repeating: -1, count: max(1, ringOut?.capacity ?? 0))
     self.sampleRate = sampleRate
     self.channelCount = channelCount
     self.maximumFrameCount = maximumFrameCount
@@ -91,6 +106,10 @@ public final class HowlGuard: @unchecked Sendable {
     let finding = HowlDetector.Finding(frequency: sampleRate / 8, level: 0, growth: 100)
     act(on: finding, gainDecibels: 0) { _ in }
     act(on: finding, gainDecibels: 0) { _ in }
+    if let ringOut {
+      applyPlan(gainDecibels: ringOut.gain(ofStep: ringOut.stepCount - 1)) { _ in }
+      applyPlan(gainDecibels: ringOut.gain(ofStep: 0)) { _ in }
+    }
     now = settings.liftDelay + settings.duckHold + 1
     liftQuietNotches { _ in }
     releaseDuck { _ in }
@@ -113,6 +132,9 @@ public final class HowlGuard: @unchecked Sendable {
     recentIndex = 0
     previousGain = .nan
     alertUntil = -.infinity
+    plannedStep = -1
+    plannedDuck = 0
+    for index in plannedSlots.indices { plannedSlots[index] = -1 }
     now = 0
   }
 
@@ -131,6 +153,7 @@ public final class HowlGuard: @unchecked Sendable {
   ) {
     let frames = min(frameCount, maximumFrameCount)
     now = time + Double(frames) / sampleRate
+    applyPlan(gainDecibels: gainDecibels, emit: emit)
     bank.process(samples, frameCount: frames)
     applyDuck(samples, frameCount: frames)
     let channels = channelCount
@@ -159,6 +182,65 @@ public final class HowlGuard: @unchecked Sendable {
   }
 
   // MARK: Decisions
+
+  /// Sets the notches and the duck the ring-out plan gives for the gain,
+  /// and keeps them from lifting while the gain needs them.
+  private func applyPlan(gainDecibels: Double, emit: (HowlGuardEvent) -> Void) {
+    guard let ringOut else { return }
+    guard let step = ringOut.step(at: gainDecibels) else {
+      plannedStep = -1
+      plannedDuck = 0
+      return
+    }
+    let count = ringOut.notchCount(step)
+    if step != plannedStep {
+      let halfWidth = 1 / (2 * settings.notchQuality * log(2.0))
+      // The plan's own notches lie farther apart than this.
+      let reach = settings.ringOutCentre * halfWidth
+      var duckNeeded = ringOut.duck(ofStep: step)
+      for index in 0..<count {
+        let notch = ringOut.notch(index, ofStep: step)
+        if let slot = bank.slot(near: notch.frequency, within: reach) {
+          plannedSlots[index] = slot
+          if bank.depth(slot) < notch.depth {
+            bank.setDepth(slot, notch.depth)
+            emit(
+              HowlGuardEvent(
+                action: .deepen, time: now, frequency: bank.frequency(slot), depth: -notch.depth,
+                growth: .nan, isPlanned: true))
+          }
+        } else if let slot = bank.freeSlot {
+          plannedSlots[index] = slot
+          bank.place(slot, frequency: notch.frequency, depth: notch.depth)
+          emit(
+            HowlGuardEvent(
+              action: .notch, time: now, frequency: notch.frequency, depth: -notch.depth,
+              growth: .nan, isPlanned: true))
+        } else {
+          // The bank is full of notches for howls found: the duck stands in.
+          plannedSlots[index] = -1
+          duckNeeded = max(duckNeeded, notch.depth)
+        }
+        detector.forget(around: notch.frequency, octaves: halfWidth)
+      }
+      plannedStep = step
+      plannedDuck = min(settings.maximumDuck, duckNeeded)
+      if plannedDuck > duckDepth {
+        duckDepth = plannedDuck
+        lastDuck = now
+        lastDuckRelease = now
+        rampDuck()
+        emit(
+          HowlGuardEvent(
+            action: .duck, time: now, frequency: .nan, depth: -duckDepth, growth: .nan,
+            isPlanned: true))
+      }
+    }
+    for index in 0..<count where plannedSlots[index] >= 0 {
+      lastActivity[plannedSlots[index]] = now
+      lastLift[plannedSlots[index]] = now
+    }
+  }
 
   private func act(
     on finding: HowlDetector.Finding, gainDecibels: Double, emit: (HowlGuardEvent) -> Void
@@ -227,10 +309,10 @@ public final class HowlGuard: @unchecked Sendable {
   }
 
   private func releaseDuck(emit: (HowlGuardEvent) -> Void) {
-    guard duckDepth > 0, now - lastDuck >= settings.duckHold,
+    guard duckDepth > plannedDuck, now - lastDuck >= settings.duckHold,
       now - lastDuckRelease >= settings.duckReleaseInterval
     else { return }
-    duckDepth = max(0, duckDepth - settings.duckReleaseStep)
+    duckDepth = max(plannedDuck, duckDepth - settings.duckReleaseStep)
     lastDuckRelease = now
     rampDuck()
     emit(HowlGuardEvent(action: .lift, time: now, frequency: .nan, depth: -duckDepth, growth: .nan))

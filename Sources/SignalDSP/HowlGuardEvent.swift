@@ -33,15 +33,23 @@ public struct HowlGuardEvent: BitwiseCopyable, Sendable, Equatable {
   /// Gain at the notch's centre (or of the duck) after the action, in dB
   /// (0 or below).
   public var depth: Double
-  /// How fast the howl grew when it was found, dB per second (NaN for lifts).
+  /// How fast the howl grew when it was found, dB per second (NaN for
+  /// lifts and planned actions).
   public var growth: Double
+  /// Whether the action was set ahead by the ring-out plan (the gain rose
+  /// to where the measured loop needs it) rather than for a howl found.
+  public var isPlanned: Bool
 
-  public init(action: Action, time: Double, frequency: Double, depth: Double, growth: Double) {
+  public init(
+    action: Action, time: Double, frequency: Double, depth: Double, growth: Double,
+    isPlanned: Bool = false
+  ) {
     self.action = action
     self.time = time
     self.frequency = frequency
     self.depth = depth
     self.growth = growth
+    self.isPlanned = isPlanned
   }
 
   /// Whether the event is about the broadband duck rather than a notch.

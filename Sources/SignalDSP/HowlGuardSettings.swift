@@ -58,6 +58,23 @@ public struct HowlGuardSettings: Sendable, Equatable {
   public var liftStep = 3.0
   public var liftInterval = 2.0
 
+  // MARK: Ring-out (with the loop's impulse response known)
+
+  /// Planned notches keep every frequency where the loop can ring at
+  /// least this far under its limit (dB): a loop this far under it rings
+  /// 1/(1 − 10^(−margin/20)) over its no-loop level at worst (7.2 dB at
+  /// 5 dB), and the plan starts acting only this close to the loop's
+  /// maximum stable gain, so a loop 6 dB under it is left untouched.
+  public var ringOutMargin = 5.0
+  /// The plan covers gains up to this far over the maximum stable gain (dB).
+  public var ringOutRange = 12.0
+  /// The plan is made for gains this far apart (dB).
+  public var ringOutGainStep = 0.5
+  /// A crossing within this fraction of a planned notch's half-width from
+  /// its centre deepens it; one farther out (on its flank, where the
+  /// notch's phase moved it) gets a notch of its own while the bank has room.
+  public var ringOutCentre = 0.5
+
   // MARK: Detection
 
   /// Length of the analysed frame (about 4096 samples at 48 kHz: 12 Hz

@@ -41,44 +41,16 @@ public struct LoopStability: Sendable, Equatable {
     impulseResponse: [Float], sampleRate: Double, delay: Int = 0,
     lowest: Double = lowestFrequency, highest: Double? = nil
   ) -> LoopStability? {
-    let length = impulseResponse.count + max(0, delay)
-    var size = 1 << 16
-    while size < 8 * length { size <<= 1 }
-    let transform = RealFourierTransform(size: size)
-    transform.real.update(repeating: 0, count: size)
-    for index in impulseResponse.indices where index + delay >= 0 {
-      transform.real[index + delay] = impulseResponse[index]
-    }
-    transform.forward()
-    let values = transform.complex
-    let binWidth = sampleRate / Double(size)
-    let first = max(1, Int((lowest / binWidth).rounded(.up)))
-    let last = min(
-      transform.binCount - 2, Int(((highest ?? sampleRate / 2) / binWidth).rounded(.down)))
-    guard first < last else { return nil }
-    var crossings = [(gain: Double, frequency: Double)]()
-    var previousImaginary = Double(values[2 * first + 1])
-    for bin in first..<last {
-      let nextImaginary = Double(values[2 * (bin + 1) + 1])
-      defer { previousImaginary = nextImaginary }
-      let imaginary = previousImaginary
-      guard (imaginary <= 0) != (nextImaginary <= 0), values[2 * bin] > 0 else { continue }
-      let fraction = imaginary / (imaginary - nextImaginary)
-      let here = magnitude(values, bin)
-      let next = magnitude(values, bin + 1)
-      crossings.append(
-        (here + fraction * (next - here), (Double(bin) + fraction) * binWidth))
-    }
+    guard
+      let spectrum = LoopSpectrum(
+        impulseResponse: impulseResponse, sampleRate: sampleRate, delay: delay, lowest: lowest,
+        highest: highest)
+    else { return nil }
+    let crossings = spectrum.crossings()
     guard let best = crossings.max(by: { $0.gain < $1.gain }), best.gain > 0 else { return nil }
     let within = crossings.filter { $0.gain >= best.gain * Decibels.amplitude(-3) }.count
     return LoopStability(
       maximumStableGain: -20 * log10(best.gain), frequency: best.frequency,
       crossingsWithin3dB: within)
-  }
-
-  private static func magnitude(_ values: UnsafeMutablePointer<Float>, _ bin: Int) -> Double {
-    let re = Double(values[2 * bin])
-    let im = Double(values[2 * bin + 1])
-    return (re * re + im * im).squareRoot()
   }
 }

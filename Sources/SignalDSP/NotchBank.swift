@@ -32,7 +32,7 @@ public final class NotchBank: @unchecked Sendable {
     var frequency = 0.0
     /// The depth asked for, dB (positive: a cut).
     var depth = 0.0
-    var b0 = 0.0, a1 = 0.0, a2 = 0.0
+    var shape = NotchShape(frequency: 1, quality: 1, sampleRate: 4)
     /// Proportion of the band taken away now, its target and per-frame step.
     var amount = 0.0, target = 0.0, step = 0.0
     var remaining = 0
@@ -121,14 +121,11 @@ public final class NotchBank: @unchecked Sendable {
 
   /// Places a notch at `frequency` in `slot` (free), ramping in to `depth` dB.
   public func place(_ slot: Int, frequency: Double, depth: Double) {
-    let w = 2 * Double.pi * frequency / sampleRate
-    let alpha = sin(w) / (2 * quality)
+    let shape = NotchShape(frequency: frequency, quality: quality, sampleRate: sampleRate)
     var entry = Slot()
     entry.isActive = true
     entry.frequency = frequency
-    entry.b0 = alpha / (1 + alpha)
-    entry.a1 = -2 * cos(w) / (1 + alpha)
-    entry.a2 = (1 - alpha) / (1 + alpha)
+    entry.shape = shape
     slots[slot] = entry
     let base = slot * channelCount * 4
     for index in 0..<channelCount * 4 { state[base + index] = 0 }
@@ -140,7 +137,7 @@ public final class NotchBank: @unchecked Sendable {
   public func setDepth(_ slot: Int, _ depth: Double) {
     guard slots[slot].isActive else { return }
     slots[slot].depth = max(0, depth)
-    let target = 1 - pow(10, -max(0, depth) / 20)
+    let target = NotchShape.amount(forDepth: depth)
     slots[slot].target = target
     slots[slot].remaining = rampFrames
     slots[slot].step = (target - slots[slot].amount) / Double(rampFrames)
@@ -162,7 +159,8 @@ public final class NotchBank: @unchecked Sendable {
         for channel in 0..<channels {
           let memory = base + channel * 4
           let x = Double(samples[frame * channels + channel])
-          let y = slot.b0 * (x - memory[1]) - slot.a1 * memory[2] - slot.a2 * memory[3]
+          let y =
+            slot.shape.b0 * (x - memory[1]) - slot.shape.a1 * memory[2] - slot.shape.a2 * memory[3]
           memory[1] = memory[0]
           memory[0] = x
           memory[3] = memory[2]
@@ -183,16 +181,7 @@ public final class NotchBank: @unchecked Sendable {
     let w = 2 * Double.pi * frequency / sampleRate
     var total = 0.0
     for slot in slots where slot.isActive {
-      // 1 − c · b0 (1 − z⁻²) / (1 + a1 z⁻¹ + a2 z⁻²) at z = e^{jw}.
-      let numRe = slot.b0 * (1 - cos(2 * w))
-      let numIm = slot.b0 * sin(2 * w)
-      let denRe = 1 + slot.a1 * cos(w) + slot.a2 * cos(2 * w)
-      let denIm = -(slot.a1 * sin(w) + slot.a2 * sin(2 * w))
-      let denPower = denRe * denRe + denIm * denIm
-      let bpRe = (numRe * denRe + numIm * denIm) / denPower
-      let bpIm = (numIm * denRe - numRe * denIm) / denPower
-      let re = 1 - slot.amount * bpRe
-      let im = -slot.amount * bpIm
+      let (re, im) = slot.shape.notch(amount: slot.amount, cosine: cos(w), sine: sin(w))
       total += 10 * log10(re * re + im * im)
     }
     return total

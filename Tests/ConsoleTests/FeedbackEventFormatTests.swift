@@ -34,4 +34,16 @@ import Testing
     let deeper = HowlGuardEvent(action: .deepen, time: 1, frequency: 3164, depth: -15, growth: 40)
     #expect(FeedbackEventFormat.text(deeper).contains("notch at 3164 Hz deepened to -15 dB"))
   }
+
+  @Test func plannedActionsSayTheyCameFromTheRingOut() throws {
+    let event = HowlGuardEvent(
+      action: .notch, time: 2.0, frequency: 3164, depth: -6, growth: .nan, isPlanned: true)
+    let line = FeedbackEventFormat.json(event)
+    #expect(line.hasSuffix(#""action":"notch","planned":true}"#), "\(line)")
+    #expect(try JSONSerialization.jsonObject(with: Data(line.utf8)) is [String: Any])
+    #expect(
+      FeedbackEventFormat.text(event) == "feedback at 2.00 s: notch at 3164 Hz, -6 dB (ring-out)")
+    let found = HowlGuardEvent(action: .notch, time: 1, frequency: 500, depth: -9, growth: 30)
+    #expect(!FeedbackEventFormat.json(found).contains("planned"))
+  }
 }

@@ -19,7 +19,7 @@ struct LoopRun {
 /// periods of playback buffering (micloop loopback's defaults).
 func runClosedLoop(
   impulseResponse: [Float], talker: [Float], frames: Int, gain: Double,
-  changes: [GainChange] = [], guardSettings: HowlGuardSettings?
+  changes: [GainChange] = [], guardSettings: HowlGuardSettings?, ringOut: RingOutPlan? = nil
 ) -> LoopRun {
   let room = SimulatedRoom(
     impulseResponse: impulseResponse, talker: talker, recordingCapacity: frames)
@@ -36,6 +36,7 @@ func runClosedLoop(
   settings.gainDecibels = gain
   settings.gainChanges = changes
   settings.feedbackGuard = guardSettings
+  settings.feedbackRingOut = ringOut
   let processor = LiveProcessor(settings: settings)
   let unit = DuplexUnit(configuration: configuration, backend: device, client: processor)
   var events = [HowlGuardEvent]()

@@ -26,6 +26,8 @@ struct Room {
   var name: String
   var response: [Float]
   var stability: LoopStability
+  /// Notches set ahead from the loop's response (the room and micloop's buffering).
+  var ringOut: RingOutPlan
 }
 
 func fail(_ message: String) -> Never {
@@ -89,7 +91,8 @@ let tunable: [String: WritableKeyPath<HowlGuardSettings, Double>] = [
   "seriesRange": \.seriesRange, "lowestFundamental": \.lowestFundamental,
   "prominenceShare": \.prominenceShare, "maximumGrowth": \.maximumGrowth,
   "neighbourNear": \.neighbourNear, "neighbourFar": \.neighbourFar,
-  "minimumGrowth": \.minimumGrowth,
+  "minimumGrowth": \.minimumGrowth, "ringOutMargin": \.ringOutMargin,
+  "ringOutCentre": \.ringOutCentre,
   "maximumDeviation": \.maximumDeviation, "minimumCurvature": \.minimumCurvature,
   "maximumFrequencySpread": \.maximumFrequencySpread,
 
@@ -137,7 +140,12 @@ let rooms = ["living", "office", "hall"].map { name -> Room in
     let stability = LoopStability.analyze(
       impulseResponse: response, sampleRate: Double(Evaluation.rate), delay: Evaluation.loopDelay)
   else { fail("\(name): a silent room") }
-  return Room(name: name, response: response, stability: stability)
+  guard
+    let plan = RingOutPlan(
+      impulseResponse: response, sampleRate: Double(Evaluation.rate), delay: Evaluation.loopDelay,
+      settings: settings)
+  else { fail("\(name): no ring-out plan") }
+  return Room(name: name, response: response, stability: stability, ringOut: plan)
 }
 let speech = readMono("\(signalsDirectory)/speech.wav")
 let music = readMono("\(signalsDirectory)/music.wav")
@@ -175,11 +183,12 @@ if section("staircase") {
   print("|---|---|---|---|---|---|---|---|")
   var notchesOnly = settings
   notchesOnly.maximumDuck = 0
-  let variants: [HowlGuardSettings?] = [nil, notchesOnly, settings]
-  let results = concurrently(rooms.count * 3) {
+  // Without a guard, notches only, notches and duck, notches only with the ring-out plan.
+  let variants: [HowlGuardSettings?] = [nil, notchesOnly, settings, notchesOnly]
+  let results = concurrently(rooms.count * 4) {
     index -> (stable: [Bool], run: LoopRun, talker: [Float]) in
-    let room = rooms[index / 3]
-    let guardSettings = variants[index % 3]
+    let room = rooms[index / 4]
+    let guardSettings = variants[index % 4]
     let frames = Int(stepSeconds * Double(steps)) * Evaluation.rate
     let msg = room.stability.maximumStableGain
     var noise = NoiseSource(seed: 7)
@@ -191,7 +200,8 @@ if section("staircase") {
     }
     let run = runClosedLoop(
       impulseResponse: room.response, talker: talker, frames: frames, gain: msg - 6,
-      changes: changes, guardSettings: guardSettings)
+      changes: changes, guardSettings: guardSettings,
+      ringOut: index % 4 == 3 ? room.ringOut : nil)
     let stable = (0..<steps).map { step -> Bool in
       let last = (Int((Double(step) + 1) * stepSeconds) - 1) * Evaluation.rate
       let range = last..<(last + Evaluation.rate)
@@ -207,14 +217,15 @@ if section("staircase") {
   for (index, room) in rooms.enumerated() {
     func reach(_ stable: [Bool]) -> Int { stable.firstIndex(of: false) ?? stable.count }
     func signed(_ value: Int) -> String { value >= 0 ? "+\(value)" : "\(value)" }
-    let off = reach(results[3 * index].stable)
-    let notched = reach(results[3 * index + 1].stable)
-    let full = reach(results[3 * index + 2].stable)
-    let notchEvents = results[3 * index + 1].run.events.filter {
+    let off = reach(results[4 * index].stable)
+    let notched = reach(results[4 * index + 1].stable)
+    let full = reach(results[4 * index + 2].stable)
+    let planned = reach(results[4 * index + 3].stable)
+    let notchEvents = results[4 * index + 1].run.events.filter {
       $0.time < Double(notched) * stepSeconds
     }
     let notches = notchEvents.filter { $0.action == .notch }.count
-    let fullEvents = results[3 * index + 2].run.events.filter {
+    let fullEvents = results[4 * index + 2].run.events.filter {
       $0.time < Double(full) * stepSeconds
     }
     let ducks = fullEvents.filter { $0.action == .duck }.count
@@ -222,12 +233,20 @@ if section("staircase") {
     print(
       "| \(room.name) | MSG \(signed(off - 7)) dB | MSG \(signed(notched - 7)) dB | \(notches) | \(notched - off) dB | MSG \(signed(full - 7)) dB | \(fixed(duckAtEnd, 0)) dB | \(ducks) |"
     )
-    let marks = (0..<3).map { results[3 * index + $0].stable.map { $0 ? "s" : "x" }.joined() }
+    let marks = (0..<4).map { results[4 * index + $0].stable.map { $0 ? "s" : "x" }.joined() }
     print(
       "    steps (s: stable) without: \(marks[0])  notches only: \(marks[1])  with the duck: \(marks[2])"
     )
+    let plannedNotches = Set(
+      results[4 * index + 3].run.events.filter {
+        $0.action == .notch && $0.time < Double(planned) * stepSeconds
+      }.map(\.frequency)
+    ).count
+    print(
+      "    with the ring-out plan (notches only): stable up to MSG \(signed(planned - 7)) dB with \(plannedNotches) notches: \(marks[3])"
+    )
     if verbose {
-      for event in results[3 * index + 1].run.events where event.action != .lift {
+      for event in results[4 * index + 1].run.events where event.action != .lift {
         let step = Int(event.time / stepSeconds)
         print(
           "    \(event.action.name) at \(fixed(event.time, 2)) s (MSG \(signed(step - 6))), \(fixed(event.frequency, 0)) Hz, \(fixed(event.depth, 0)) dB, growth \(fixed(event.growth, 0)) dB/s"
@@ -276,96 +295,112 @@ if section("act") {
           peak: -12 - (msg + item.over)),
         noise.samples(frames, level: -80))
   }
-  let runs = concurrently(cases.count * 2) { index -> LoopRun in
-    let item = cases[index / 2]
+  let runs = concurrently(cases.count * 3) { index -> LoopRun in
+    let item = cases[index / 3]
     let msg = item.room.stability.maximumStableGain
-    let talker = talkers[index / 2]
+    let talker = talkers[index / 3]
     return runClosedLoop(
       impulseResponse: item.room.response, talker: talker, frames: frames, gain: msg - 6,
       changes: [GainChange(time: step, decibels: msg + item.over)],
-      guardSettings: index % 2 == 1 ? settings : nil)
+      guardSettings: index % 3 == 0 ? nil : settings,
+      ringOut: index % 3 == 2 ? item.room.ringOut : nil)
   }
-  for (index, item) in cases.enumerated() {
-    let off = runs[2 * index]
-    let on = runs[2 * index + 1]
-    let msg = item.room.stability.maximumStableGain
-    let howl = Measures.strongestFrequency(off.microphone, from: 150, to: 10_000)
-    // Growth starts where the howl's level at the microphone without the guard starts rising
-    // above its level before the step: where its straight line in dB (fitted between +10 and
-    // +30 dB over that level) meets it, and not before the step. Levels are stamped at the
-    // centres of their frames (a frame's end would date the growth later than it is).
-    let track = Measures.track(off.microphone, frequency: howl, centred: true)
-    let before = track.filter { $0.time > step - 1 && $0.time < step }.map(\.level).sorted()
-    let pre = before[before.count / 2]
-    let rising = track.filter { $0.time > step && $0.level - pre > 10 && $0.level - pre < 30 }
-    var onset = Double.nan
-    if rising.count >= 3 {
-      let meanT = rising.map(\.time).reduce(0, +) / Double(rising.count)
-      let meanL = rising.map(\.level).reduce(0, +) / Double(rising.count)
-      let slope =
-        rising.map { ($0.time - meanT) * ($0.level - meanL) }.reduce(0, +)
-        / rising.map { ($0.time - meanT) * ($0.time - meanT) }.reduce(0, +)
-      onset = max(step, meanT + (pre - meanL) / slope)
+  for variant in 1...2 {
+    if variant == 2 {
+      print(
+        "\nThe same steps with the loop's response known (`--ring-out`: notches set ahead from the measured loop):"
+      )
+      print(
+        "| room | talker | step | howl Hz | growth starts | first action | after the step | after growth starts | howl over no loop | speaker peak dBFS |"
+      )
+      print("|---|---|---|---|---|---|---|---|---|---|")
     }
-    let early = on.events.filter { $0.time < step }
-    let first = on.events.first { $0.time >= step }
-    // The howl at the speaker: how far its level (4 hops averaged) rose over the
-    // level without the loop (the talker times the gain) at the same frequency.
-    let gainAt = { (time: Double) in time < step ? msg - 6 : msg + item.over }
-    let openLoop = talkers[index].enumerated().map {
-      $1 * Float(Decibels.amplitude(gainAt(Double($0) / Double(Evaluation.rate))))
-    }
-    let tracked = [howl] + on.events.filter { !$0.isDuck }.map(\.frequency)
-    var rise = -Double.infinity
-    var riseAt = (0.0, 0.0)
-    // In a talker's pauses "no loop" is silence: only the noise talker gives a rise to read.
-    for frequency in item.talker == "noise" ? tracked : [] {
-      let heard = Measures.track(on.speaker, frequency: frequency)
-      let alone = Measures.track(openLoop, frequency: frequency)
-      for i in 3..<heard.count where heard[i].time > step + 0.0427 {
-        let average = { (track: [(time: Double, level: Double)]) in
-          10 * log10((i - 3...i).map { pow(10, track[$0].level / 10) }.reduce(0, +) / 4)
-        }
-        let r = average(heard) - average(alone)
-        if r > rise {
-          rise = r
-          riseAt = (heard[i].time, frequency)
+    let label = variant == 2 ? " (ring-out)" : ""
+    for (index, item) in cases.enumerated() {
+      let off = runs[3 * index]
+      let on = runs[3 * index + variant]
+      let msg = item.room.stability.maximumStableGain
+      let howl = Measures.strongestFrequency(off.microphone, from: 150, to: 10_000)
+      // Growth starts where the howl's level at the microphone without the guard starts rising
+      // above its level before the step: where its straight line in dB (fitted between +10 and
+      // +30 dB over that level) meets it, and not before the step. Levels are stamped at the
+      // centres of their frames (a frame's end would date the growth later than it is).
+      let track = Measures.track(off.microphone, frequency: howl, centred: true)
+      let before = track.filter { $0.time > step - 1 && $0.time < step }.map(\.level).sorted()
+      let pre = before[before.count / 2]
+      let rising = track.filter { $0.time > step && $0.level - pre > 10 && $0.level - pre < 30 }
+      var onset = Double.nan
+      if rising.count >= 3 {
+        let meanT = rising.map(\.time).reduce(0, +) / Double(rising.count)
+        let meanL = rising.map(\.level).reduce(0, +) / Double(rising.count)
+        let slope =
+          rising.map { ($0.time - meanT) * ($0.level - meanL) }.reduce(0, +)
+          / rising.map { ($0.time - meanT) * ($0.time - meanT) }.reduce(0, +)
+        onset = max(step, meanT + (pre - meanL) / slope)
+      }
+      let early = on.events.filter { $0.time < step }
+      let first = on.events.first { $0.time >= step }
+      // The howl at the speaker: how far its level (4 hops averaged) rose over the
+      // level without the loop (the talker times the gain) at the same frequency.
+      let gainAt = { (time: Double) in time < step ? msg - 6 : msg + item.over }
+      let openLoop = talkers[index].enumerated().map {
+        $1 * Float(Decibels.amplitude(gainAt(Double($0) / Double(Evaluation.rate))))
+      }
+      let tracked = [howl] + on.events.filter { !$0.isDuck }.map(\.frequency)
+      var rise = -Double.infinity
+      var riseAt = (0.0, 0.0)
+      // In a talker's pauses "no loop" is silence: only the noise talker gives a rise to read.
+      for frequency in item.talker == "noise" ? tracked : [] {
+        let heard = Measures.track(on.speaker, frequency: frequency)
+        let alone = Measures.track(openLoop, frequency: frequency)
+        for i in 3..<heard.count where heard[i].time > step + 0.0427 {
+          let average = { (track: [(time: Double, level: Double)]) in
+            10 * log10((i - 3...i).map { pow(10, track[$0].level / 10) }.reduce(0, +) / 4)
+          }
+          let r = average(heard) - average(alone)
+          if r > rise {
+            rise = r
+            riseAt = (heard[i].time, frequency)
+          }
         }
       }
-    }
-    let peak = Measures.peakSample(on.speaker, Int(step * Double(Evaluation.rate))..<frames)
-    let act = first.map { $0.time - step } ?? .infinity
-    let growing = onset.isFinite ? onset : step
-    let afterGrowth = act + step - growing
-    print(
-      "| \(item.room.name) | \(item.talker) | +\(Int(item.over)) dB | \(fixed(howl, 0)) | \(fixed((onset - step) * 1000, 0)) ms | \(first.map { "\($0.action.name) \(fixed($0.frequency, 0)) Hz \(fixed($0.depth, 0)) dB" } ?? "none") | \(fixed(act * 1000, 0)) ms | \(fixed(afterGrowth * 1000, 0)) ms | \(fixed(rise)) dB | \(fixed(20 * log10(Double(peak)), 1)) |"
-    )
-    if verbose {
-      print("    rise peaks at \(fixed(riseAt.0, 3)) s, \(fixed(riseAt.1, 0)) Hz")
-      for event in on.events.prefix(12) {
-        print(
-          "    \(event.action.name) at \(fixed(event.time, 3)) s, \(fixed(event.frequency, 0)) Hz, \(fixed(event.depth, 0)) dB, growth \(fixed(event.growth, 0)) dB/s"
+      let peak = Measures.peakSample(on.speaker, Int(step * Double(Evaluation.rate))..<frames)
+      let act = first.map { $0.time - step } ?? .infinity
+      let growing = onset.isFinite ? onset : step
+      let afterGrowth = act + step - growing
+      print(
+        "| \(item.room.name) | \(item.talker) | +\(Int(item.over)) dB | \(fixed(howl, 0)) | \(fixed((onset - step) * 1000, 0)) ms | \(first.map { "\($0.action.name) \(fixed($0.frequency, 0)) Hz \(fixed($0.depth, 0)) dB" } ?? "none") | \(fixed(act * 1000, 0)) ms | \(fixed(afterGrowth * 1000, 0)) ms | \(fixed(rise)) dB | \(fixed(20 * log10(Double(peak)), 1)) |"
+      )
+      if verbose {
+        print("    rise peaks at \(fixed(riseAt.0, 3)) s, \(fixed(riseAt.1, 0)) Hz")
+        for event in on.events.prefix(12) {
+          print(
+            "    \(event.action.name) at \(fixed(event.time, 3)) s, \(fixed(event.frequency, 0)) Hz, \(fixed(event.depth, 0)) dB, growth \(fixed(event.growth, 0)) dB/s"
+          )
+        }
+      }
+      expect(
+        early.isEmpty,
+        "\(item.room.name) \(item.talker) +\(item.over)\(label): \(early.count) actions before the step"
+      )
+      expect(
+        act <= 1,
+        "\(item.room.name) \(item.talker) +\(Int(item.over))\(label): no action within 1 s of the step"
+      )
+      target(
+        afterGrowth <= (item.over >= 6 ? 0.05 : 0.1),
+        "\(item.room.name) \(item.talker) +\(Int(item.over))\(label): first action \(fixed(afterGrowth * 1000, 0)) ms after the howl started to grow (target \(item.over >= 6 ? 50 : 100) ms)"
+      )
+      if item.talker == "noise" {
+        target(
+          rise <= 10,
+          "\(item.room.name) \(item.talker) +\(Int(item.over))\(label): howl rose \(fixed(rise)) dB over no loop (target 10 dB)"
         )
       }
+      expect(
+        peak < 1,
+        "\(item.room.name) \(item.talker) +\(Int(item.over))\(label): the speaker reached 0 dBFS")
     }
-    expect(
-      early.isEmpty,
-      "\(item.room.name) \(item.talker) +\(item.over): \(early.count) actions before the step")
-    expect(
-      act <= 1,
-      "\(item.room.name) \(item.talker) +\(Int(item.over)): no action within 1 s of the step")
-    target(
-      afterGrowth <= (item.over >= 6 ? 0.05 : 0.1),
-      "\(item.room.name) \(item.talker) +\(Int(item.over)): first action \(fixed(afterGrowth * 1000, 0)) ms after the howl started to grow (target \(item.over >= 6 ? 50 : 100) ms)"
-    )
-    if item.talker == "noise" {
-      target(
-        rise <= 10,
-        "\(item.room.name) \(item.talker) +\(Int(item.over)): howl rose \(fixed(rise)) dB over no loop (target 10 dB)"
-      )
-    }
-    expect(
-      peak < 1, "\(item.room.name) \(item.talker) +\(Int(item.over)): the speaker reached 0 dBFS")
   }
 }
 
@@ -381,6 +416,7 @@ if section("false") {
     var gain: Double
     var talker: String
     var rises = false
+    var ringOut: RingOutPlan?
   }
   var cases = [Case]()
   for talker in ["speech", "music"] {
@@ -397,6 +433,13 @@ if section("false") {
           name: "\(room.name) rising to MSG − 6 dB", response: room.response,
           gain: room.stability.maximumStableGain - 6, talker: talker, rises: true))
     }
+    for room in rooms {
+      cases.append(
+        Case(
+          name: "\(room.name) rising to MSG − 6 dB, ring-out plan", response: room.response,
+          gain: room.stability.maximumStableGain - 6, talker: talker, rises: true,
+          ringOut: room.ringOut))
+    }
   }
   let frames = 60 * Evaluation.rate
   let runs = concurrently(cases.count * 2) { index -> LoopRun in
@@ -410,7 +453,7 @@ if section("false") {
       impulseResponse: item.response,
       talker: scaled(Array(source.prefix(frames)), peak: -12 - item.gain),
       frames: frames, gain: item.rises ? item.gain - 6 : item.gain, changes: changes,
-      guardSettings: index % 2 == 1 ? settings : nil)
+      guardSettings: index % 2 == 1 ? settings : nil, ringOut: index % 2 == 1 ? item.ringOut : nil)
   }
   for (index, item) in cases.enumerated() {
     let events = runs[2 * index + 1].events
@@ -428,6 +471,11 @@ if section("false") {
     if !item.rises {
       expect(events.isEmpty, "\(item.name) \(item.talker): \(events.count) actions")
       expect(identical, "\(item.name) \(item.talker): output differs from no guard")
+    }
+    if item.ringOut != nil {
+      // The plan starts `ringOutMargin` under the loop's limit, not 6 dB under it.
+      let planned = events.filter(\.isPlanned).count
+      expect(planned == 0, "\(item.name) \(item.talker): \(planned) planned actions")
     }
   }
 }

@@ -100,6 +100,63 @@ import Testing
     #expect(abs(computed.maximumStableGain - reported) < 0.01)
   }
 
+  /// The loop measured by `latency --save-ir`, then `loopback --ring-out`:
+  /// the notches the raised gain needs are set in its first period, the
+  /// loop never howls, and the guard finds nothing left to do.
+  @Test func aRingOutFromTheMeasuredLoopNotchesAheadOfTheGain() throws {
+    let saved = file("living-loop.wav")
+    let measured = try MicLoopBinary.run([
+      "latency", "--room", Self.room("living"), "--save-ir", saved,
+    ])
+    #expect(measured.status == 0, "\(measured.errorOutput)")
+    let result = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", Self.room("living"), "--ring-out", saved,
+      "--gain-db", "-3,9@1", "--json",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let lines = objects(result.output)
+    let plan = try #require(lines.first)
+    #expect(plan["event"] as? String == "ring_out")
+    #expect(abs((plan["maximum_stable_gain_db"] as? Double ?? 0) - 3.35) < 1)
+    #expect(abs((plan["first_gain_db"] as? Double ?? 0) - (3.35 - 5)) < 1)
+    let feedback = lines.filter { $0["event"] as? String == "feedback" }
+    #expect(!feedback.isEmpty)
+    for event in feedback {
+      #expect(event["planned"] as? Bool == true, "\(event)")
+      let time = try #require(event["time"] as? Double)
+      #expect(time >= 1 && time < 1.02, "\(event)")
+    }
+    let summary = try #require(lines.last { $0["event"] as? String == "room" })
+    #expect((summary["speaker_peak_dbfs"] as? Double ?? 0) < -15)
+  }
+
+  @Test func ringOutFilesAreCheckedInOneLine() throws {
+    let saved = file("office-loop.wav")
+    _ = try MicLoopBinary.run(["latency", "--room", Self.room("office"), "--save-ir", saved])
+    let off = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", Self.room("office"), "--ring-out", saved,
+      "--feedback-guard", "off",
+    ])
+    #expect(off.status == 64 && off.errorLines.count == 1)
+    #expect(off.errorOutput.contains("--ring-out"), "\(off.errorOutput)")
+    let silent = file("silent.wav")
+    try MicLoopBinary.shell([
+      "sox", "-V1", "-D", "-n", "-r", "48000", "-b", "16", silent, "trim", "0", "0.5",
+    ])
+    let nothing = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", Self.room("office"), "--ring-out", silent,
+    ])
+    #expect(nothing.status == 1 && nothing.errorLines.count == 1, "\(nothing.errorOutput)")
+    #expect(nothing.errorOutput.contains("silent"), "\(nothing.errorOutput)")
+    let other = file("office-loop-44k.wav")
+    try MicLoopBinary.shell(["sox", "-V1", saved, "-r", "44100", other])
+    let mismatched = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", Self.room("office"), "--ring-out", other,
+    ])
+    #expect(mismatched.status == 1 && mismatched.errorLines.count == 1)
+    #expect(mismatched.errorOutput.contains("latency --room"), "\(mismatched.errorOutput)")
+  }
+
   @Test func roomOptionsAreCheckedInOneLine() throws {
     let cases: [(arguments: [String], mentions: String)] = [
       (["loopback", "--input", noise], "--room"),

@@ -245,4 +245,77 @@ import Testing
     #expect(actions.notch >= 2 && actions.duck >= 1 && actions.lift >= 2)
     #expect(allocations == 0)
   }
+
+  /// With the loop's response known, the notches a gain needs go in during
+  /// the period the gain gets there; until then the output is untouched.
+  @Test func aRingOutPlanNotchesAheadAsTheGainRises() throws {
+    let response = try RoomFixtures.response("living")
+    let plan = try #require(
+      RingOutPlan(
+        impulseResponse: response, sampleRate: Self.rate, delay: 768,
+        settings: HowlGuardSettings()))
+    let howlGuard = HowlGuard(
+      sampleRate: Self.rate, channelCount: 1, maximumFrameCount: 256, ringOut: plan)
+    let count = Int(Self.rate)
+    let input = Self.noise(count: count, level: -40, seed: 9)
+    let step = 0.5
+    let high = plan.maximumStableGain + 3
+    let (output, events) = Self.run(input, howlGuard) {
+      $0 < step ? plan.maximumStableGain - 8 : high
+    }
+    let before = Int(step * Self.rate)
+    #expect(Array(output[..<before]) == Array(input[..<before]))
+    let planned = try #require(plan.step(at: high))
+    let notches = events.filter { $0.action == .notch }
+    #expect(notches.count == plan.notchCount(planned))
+    // The first period at the high gain: the notches are set for its own samples.
+    let periodStart = (step * Self.rate / 256).rounded(.up) * 256
+    let periodEnd = (periodStart + 256) / Self.rate
+    #expect(notches.allSatisfy { $0.isPlanned && abs($0.time - periodEnd) < 1e-9 })
+    #expect(howlGuard.bank.activeCount == plan.notchCount(planned))
+    #expect(howlGuard.bank.response(at: plan.frequency) < -2)
+  }
+
+  /// Setting, keeping and setting again a plan's notches as the gain goes
+  /// up and down: not one allocation.
+  @Test func guardingWithARingOutPlanNeverAllocates() throws {
+    let response = try RoomFixtures.response("office")
+    let plan = try #require(
+      RingOutPlan(
+        impulseResponse: response, sampleRate: Self.rate, delay: 768,
+        settings: HowlGuardSettings()))
+    let count = Int(2 * Self.rate)
+    let input = Self.noise(count: count, level: -50, seed: 3)
+    let limit = plan.maximumStableGain
+    func gain(_ start: Int) -> Double {
+      let t = Double(start) / Self.rate
+      return t < 0.3 ? limit - 8 : t < 0.8 ? limit + 2 : t < 1.2 ? limit - 9 : limit + 8
+    }
+    func run(_ howlGuard: HowlGuard, watching: Bool) -> (allocations: Int, planned: Int) {
+      var samples = input
+      var allocations = 0
+      var planned = 0
+      samples.withUnsafeMutableBufferPointer { buffer in
+        for start in stride(from: 0, to: buffer.count, by: 256) {
+          if watching && start == 256 { allocation_counter_watch_current_thread(1) }
+          howlGuard.process(
+            buffer.baseAddress! + start, frameCount: 256, time: Double(start) / Self.rate,
+            gainDecibels: gain(start)
+          ) { if $0.isPlanned { planned += 1 } }
+        }
+        if watching {
+          allocations = allocation_counter_thread_count()
+          allocation_counter_watch_current_thread(0)
+        }
+      }
+      return (allocations, planned)
+    }
+    func makeGuard() -> HowlGuard {
+      HowlGuard(sampleRate: Self.rate, channelCount: 1, maximumFrameCount: 256, ringOut: plan)
+    }
+    _ = run(makeGuard(), watching: false)
+    let watched = run(makeGuard(), watching: true)
+    #expect(watched.planned >= 2)
+    #expect(watched.allocations == 0)
+  }
 }

@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A feedback loop's open-loop frequency response on a fine grid, and the
+/// frequencies where it can ring: where its phase is a whole number of
+/// turns (the imaginary part changes sign with the real part positive).
+/// At such a crossing the loop howls once the gain reaches 1 / |response|.
+///
+/// The impulse response is transformed on a grid at least eight times
+/// finer than its length, so the phase turns slowly from point to point;
+/// a crossing's gain is interpolated between its two points. The response
+/// may be multiplied by filters in the loop (`multiply`) before crossings
+/// are read again. Control thread.
+public struct LoopSpectrum: Sendable {
+  /// A frequency where the loop's phase is a whole number of turns.
+  public struct Crossing: Sendable, Equatable {
+    /// The loop's gain there (linear, at unity broadband gain).
+    public var gain: Double
+    public var frequency: Double
+  }
+
+  public let sampleRate: Double
+  /// Hz between grid points.
+  public let binWidth: Double
+  /// Grid index of `real[0]` (the lowest frequency read).
+  public let firstBin: Int
+  public private(set) var real: [Double]
+  public private(set) var imaginary: [Double]
+
+  /// The response of `impulseResponse` delayed by `delay` frames, between
+  /// `lowest` and `highest` Hz (by default up to the Nyquist frequency);
+  /// `nil` when that band is empty.
+  public init?(
+    impulseResponse: [Float], sampleRate: Double, delay: Int = 0, lowest: Double,
+    highest: Double? = nil
+  ) {
+    let length = impulseResponse.count + max(0, delay)
+    var size = 1 << 16
+    while size < 8 * length { size <<= 1 }
+    let transform = RealFourierTransform(size: size)
+    transform.real.update(repeating: 0, count: size)
+    for index in impulseResponse.indices where index + delay >= 0 && index + delay < size {
+      transform.real[index + delay] = impulseResponse[index]
+    }
+    transform.forward()
+    binWidth = sampleRate / Double(size)
+    let first = max(1, Int((lowest / binWidth).rounded(.up)))
+    let last = min(
+      transform.binCount - 2, Int(((highest ?? sampleRate / 2) / binWidth).rounded(.down)))
+    guard first < last else { return nil }
+    self.sampleRate = sampleRate
+    firstBin = first
+    let values = transform.complex
+    // One point past `last`, so that a crossing just under it is found.
+    real = (first...last).map { Double(values[2 * $0]) }
+    imaginary = (first...last).map { Double(values[2 * $0 + 1]) }
+  }
+
+  /// Frequency of grid point `index` (of `real` and `imaginary`).
+  public func frequency(at index: Int) -> Double { Double(firstBin + index) * binWidth }
+
+  /// Every crossing, lowest frequency first.
+  public func crossings() -> [Crossing] {
+    var found = [Crossing]()
+    guard real.count >= 2 else { return found }
+    for index in 0..<(real.count - 1) {
+      let here = imaginary[index]
+      let next = imaginary[index + 1]
+      guard (here <= 0) != (next <= 0), real[index] > 0 else { continue }
+      let fraction = here / (here - next)
+      let gainHere = (real[index] * real[index] + here * here).squareRoot()
+      let gainNext = (real[index + 1] * real[index + 1] + next * next).squareRoot()
+      found.append(
+        Crossing(
+          gain: gainHere + fraction * (gainNext - gainHere),
+          frequency: (Double(firstBin + index) + fraction) * binWidth))
+    }
+    return found
+  }
+
+  /// Multiplies the response by a filter's, given as a function of
+  /// `(cos w, sin w)` at each grid point (w in radians per sample).
+  public mutating func multiply(
+    by response: (_ cosine: Double, _ sine: Double) -> (re: Double, im: Double)
+  ) {
+    for index in real.indices {
+      let w = 2 * Double.pi * frequency(at: index) / sampleRate
+      let (re, im) = response(cos(w), sin(w))
+      let oldRe = real[index]
+      real[index] = oldRe * re - imaginary[index] * im
+      imaginary[index] = oldRe * im + imaginary[index] * re
+    }
+  }
+}
