@@ -1,4 +1,5 @@
 import AudioFiles
+import SignalDSP
 
 /// The files of a simulated room on the command line: its impulse
 /// response and a talker, read whole and folded to mono. Control thread.
@@ -32,13 +33,20 @@ enum RoomFiles {
     return (samples, Int(reader.sampleRate.rounded()))
   }
 
-  /// The room's impulse response: at most `longestResponse` seconds, not silent.
+  /// The room's impulse response: at most `longestResponse` seconds, not
+  /// silent, no damaged samples.
   static func response(_ path: String) throws -> (samples: [Float], rate: Int) {
     let response = try readMono(path)
     guard !response.samples.isEmpty, response.samples.contains(where: { $0 != 0 }) else {
       throw CommandFailure(
         message:
           "\(path): the impulse response is silent; give a room's response (speaker to microphone)")
+    }
+    guard response.samples.allSatisfy(DamagedSamples.isSound) else {
+      throw CommandFailure(
+        message:
+          "\(path): the impulse response holds damaged samples (not a number, or beyond +60 dBFS); measure it again"
+      )
     }
     guard Double(response.samples.count) <= longestResponse * Double(response.rate) else {
       throw CommandFailure(

@@ -148,6 +148,19 @@ import Testing
     ])
     #expect(nothing.status == 1 && nothing.errorLines.count == 1, "\(nothing.errorOutput)")
     #expect(nothing.errorOutput.contains("silent"), "\(nothing.errorOutput)")
+    let damaged = file("damaged.wav")
+    let writer = try AudioFileWriter(
+      path: damaged, sampleRate: 48_000, channelCount: 1, encoding: .float)
+    var samples = [Float](repeating: 0, count: 4800)
+    samples[10] = 0.5
+    samples[200] = .nan
+    try writer.write(samples)
+    writer.close()
+    let broken = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", Self.room("office"), "--ring-out", damaged,
+    ])
+    #expect(broken.status == 1 && broken.errorLines.count == 1, "\(broken.errorOutput)")
+    #expect(broken.errorOutput.contains("damaged"), "\(broken.errorOutput)")
     let other = file("office-loop-44k.wav")
     try MicLoopBinary.shell(["sox", "-V1", saved, "-r", "44100", other])
     let mismatched = try MicLoopBinary.run([
