@@ -169,7 +169,10 @@ public final class HowlGuard: @unchecked Sendable {
     }
     // A raised gain is how a loop most often goes past its limit: for a
     // while, steep growth is judged over the short span.
-    if gainDecibels > previousGain + settings.alertRise {
+    // A rise the ring-out plan covers is no alarm: the loop as measured
+    // stays under its limit there (what it builds up settling is not a howl).
+    if gainDecibels > previousGain + settings.alertRise && !(ringOut?.covers(gainDecibels) ?? false)
+    {
       alertUntil = now + settings.alertDuration
     }
     previousGain = gainDecibels

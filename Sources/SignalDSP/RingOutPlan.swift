@@ -160,6 +160,10 @@ public final class RingOutPlan: @unchecked Sendable {
     return min(stepCount - 1, Int(((gain - firstGain) / gainStep + 1e-9).rounded(.down)))
   }
 
+  /// Whether the plan keeps the loop under its limit at `gain` dB: any
+  /// gain up to its last step (lower ones need nothing).
+  public func covers(_ gain: Double) -> Bool { gain < firstGain + Double(stepCount) * gainStep }
+
   /// The gain from which `step` holds, dB.
   public func gain(ofStep step: Int) -> Double { firstGain + Double(step) * gainStep }
   /// How many notches `step` sets.
