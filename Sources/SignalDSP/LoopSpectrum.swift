@@ -27,6 +27,9 @@ public struct LoopSpectrum: Sendable {
   public let firstBin: Int
   public private(set) var real: [Double]
   public private(set) var imaginary: [Double]
+  /// cos w and sin w of each grid point (w in radians per sample), for `multiply`.
+  private let cosines: [Double]
+  private let sines: [Double]
 
   /// The response of `impulseResponse` delayed by `delay` frames, between
   /// `lowest` and `highest` Hz (by default up to the Nyquist frequency);
@@ -55,6 +58,9 @@ public struct LoopSpectrum: Sendable {
     // One point past `last`, so that a crossing just under it is found.
     real = (first...last).map { Double(values[2 * $0]) }
     imaginary = (first...last).map { Double(values[2 * $0 + 1]) }
+    let step = 2 * Double.pi / Double(size)
+    cosines = (first...last).map { cos(Double($0) * step) }
+    sines = (first...last).map { sin(Double($0) * step) }
   }
 
   /// Frequency of grid point `index` (of `real` and `imaginary`).
@@ -85,8 +91,7 @@ public struct LoopSpectrum: Sendable {
     by response: (_ cosine: Double, _ sine: Double) -> (re: Double, im: Double)
   ) {
     for index in real.indices {
-      let w = 2 * Double.pi * frequency(at: index) / sampleRate
-      let (re, im) = response(cos(w), sin(w))
+      let (re, im) = response(cosines[index], sines[index])
       let oldRe = real[index]
       real[index] = oldRe * re - imaginary[index] * im
       imaginary[index] = oldRe * im + imaginary[index] * re

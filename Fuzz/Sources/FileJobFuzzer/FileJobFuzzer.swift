@@ -2,6 +2,7 @@ import AudioFiles
 import Metering
 import MicLoopKit
 import Plotting
+import SignalDSP
 import ToneDecoding
 import TonePlans
 
@@ -11,8 +12,10 @@ import TonePlans
 
 /// One input: a whole audio file, run through every job `micloop` runs on
 /// a file — `meter --loudness --ballistics lufs`, `tones` with every plan
-/// the file's rate allows, and `plot --loudness` with the same plans (its
-/// analysis; nothing is drawn). Refusals and errors are answers; a crash,
+/// the file's rate allows, `plot --loudness` with the same plans (its
+/// analysis; nothing is drawn), and, for one input in eight,
+/// `loopback --ring-out`'s plan from its first channel taken as a loop's
+/// response. Refusals and errors are answers; a crash,
 /// a sanitizer report or a hang is a bug.
 ///
 /// An input starting with `RawInput.magic` is headerless PCM, as
@@ -56,7 +59,43 @@ func fuzzFileJobs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     _ = try? PlotAnalysis.run(
       reader, title: "fuzz", settings: settings, shouldStop: FrameBudget.stopper())
   }
+  // A plan costs more than the other jobs of a small input: one input in eight.
+  if size % 8 == 3, let reader = open(), let response = RingOutInput.response(reader) {
+    let band = LatencyProbe.measuredBand(sampleRate: Int(rate.rounded()))
+    _ = RingOutPlan(
+      impulseResponse: response, sampleRate: rate, lowest: band.lowerBound,
+      highest: band.upperBound, settings: HowlGuardSettings())
+  }
   return 0
+}
+
+/// The first channel of a file as `loopback --ring-out` takes a loop's
+/// response: not silent, no damaged sample (the command refuses those in
+/// one line), and here at most `frames` long to bound the work.
+enum RingOutInput {
+  static let frames = 1 << 13
+
+  static func response(_ reader: AudioFileReader) -> [Float]? {
+    let channels = reader.channelCount
+    guard channels > 0, reader.sampleRate >= 1, reader.sampleRate < Double(Int.max) else {
+      return nil
+    }
+    var block = [Float](repeating: 0, count: 4096 * channels)
+    var samples = [Float]()
+    while samples.count < frames {
+      let count = block.withUnsafeMutableBufferPointer { buffer in
+        (try? reader.read(into: buffer.baseAddress!, frameCount: 4096)) ?? 0
+      }
+      if count == 0 { break }
+      for frame in 0..<min(count, frames - samples.count) {
+        samples.append(block[frame * channels])
+      }
+    }
+    guard samples.allSatisfy(DamagedSamples.isSound), samples.contains(where: { $0 != 0 }) else {
+      return nil
+    }
+    return samples
+  }
 }
 
 /// Bounds the work one input can cause: compressed data (a FLAC of constant
