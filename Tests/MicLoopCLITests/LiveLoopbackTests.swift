@@ -145,6 +145,45 @@ import Testing
     #expect(abs(reported - 18.06) < 3, "\(reported) dB reported")
   }
 
+  /// The private server's loop measured with `latency --save-ir`, then
+  /// monitored over with `--ring-out` past its limit: the plan reads the
+  /// same limit `latency` reported, and the notches and the duck its gain
+  /// needs are set as the gain gets there, on real devices.
+  @Test func aRingOutFromTheMeasuredLoopActsAsTheGainRises() throws {
+    let devices = try VirtualDevices()
+    #expect(
+      try VirtualDevices.wait(
+        for: ["pactl", "set-sink-volume", "spk", "50%"], environment: devices.environment) == 0)
+    let saved = file("ring-out-ir.wav")
+    let measured = try devices.micloop([
+      "latency", "--playback", "pulse:spk", "--capture", "pulse:spk.monitor", "--period", "1024",
+      "--periods", "4", "--json", "--save-ir", saved,
+    ])
+    #expect(measured.status == 0, "\(measured.errorOutput)")
+    let report =
+      try JSONSerialization.jsonObject(with: Data(measured.output.utf8)) as? [String: Any]
+    let limit = try #require(report?["max_stable_gain_db"] as? Double)
+    let result = try devices.micloop([
+      "loopback", "--playback", "pulse:spk", "--capture", "pulse:spk.monitor", "--period", "1024",
+      "--periods", "4", "--ring-out", saved, "--gain-db", "\(Int(limit) - 8),\(Int(limit) + 6)@1",
+      "--duration", "2", "--json",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let lines = result.output.split(separator: "\n").compactMap {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }
+    let plan = try #require(lines.first)
+    #expect(plan["event"] as? String == "ring_out")
+    #expect(abs((plan["maximum_stable_gain_db"] as? Double ?? 0) - limit) < 0.01)
+    let feedback = lines.filter { $0["event"] as? String == "feedback" }
+    #expect(!feedback.isEmpty, "\(result.output)")
+    for event in feedback {
+      #expect(event["planned"] as? Bool == true, "\(event)")
+      let time = try #require(event["time"] as? Double)
+      #expect(time >= 1 && time < 1 + 2 * 1024 / 48_000.0, "\(event)")
+    }
+  }
+
   @Test func aTonePlayedIntoTheMicrophoneIsMeteredAtItsLevel() throws {
     try LiveScenarios.toneIsMeteredAtItsLevel(in: directory) { try VirtualDevices() }
   }
