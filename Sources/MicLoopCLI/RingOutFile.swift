@@ -9,7 +9,12 @@ enum RingOutFile {
   ) {
     let response = try RoomFiles.response(path)
     // Only the band a measurement covers: outside it the file holds noise.
-    let band = LatencyProbe.measuredBand(sampleRate: response.rate)
+    guard let band = LatencyProbe.measuredBand(sampleRate: response.rate) else {
+      throw CommandFailure(
+        message:
+          "\(path) is \(response.rate) Hz, too low a rate for a loop's response; measure it at the loop's rate (micloop latency --save-ir \(path))"
+      )
+    }
     guard
       let plan = RingOutPlan(
         impulseResponse: response.samples, sampleRate: Double(response.rate),

@@ -136,9 +136,11 @@ public final class LatencyProbe: DuplexClient, @unchecked Sendable {
     (2 * sweep.lowFrequency)...(0.9 * sweep.highFrequency)
   }
 
-  /// The band a probe at `sampleRate` measures well (that of its sweep).
-  public static func measuredBand(sampleRate: Int) -> ClosedRange<Double> {
+  /// The band a probe at `sampleRate` measures well (that of its sweep);
+  /// `nil` at a rate too low to sweep anything.
+  public static func measuredBand(sampleRate: Int) -> ClosedRange<Double>? {
     let sweep = ExponentialSweep.band(sampleRate: Double(sampleRate))
+    guard 2 * sweep.low < 0.9 * sweep.high else { return nil }
     return (2 * sweep.low)...(0.9 * sweep.high)
   }
 

@@ -161,6 +161,16 @@ import Testing
     ])
     #expect(broken.status == 1 && broken.errorLines.count == 1, "\(broken.errorOutput)")
     #expect(broken.errorOutput.contains("damaged"), "\(broken.errorOutput)")
+    let low = file("loop-100hz.wav")
+    try MicLoopBinary.shell([
+      "sox", "-V1", "-D", "-n", "-r", "100", "-b", "32", "-e", "floating-point", low, "synth", "1",
+      "sine", "10", "vol", "0.3",
+    ])
+    let tooLow = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", Self.room("office"), "--ring-out", low,
+    ])
+    #expect(tooLow.status == 1 && tooLow.errorLines.count == 1, "\(tooLow.errorOutput)")
+    #expect(tooLow.errorOutput.contains("too low a rate"), "\(tooLow.errorOutput)")
     let other = file("office-loop-44k.wav")
     try MicLoopBinary.shell(["sox", "-V1", saved, "-r", "44100", other])
     let mismatched = try MicLoopBinary.run([

@@ -60,8 +60,9 @@ func fuzzFileJobs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
       reader, title: "fuzz", settings: settings, shouldStop: FrameBudget.stopper())
   }
   // A plan costs more than the other jobs of a small input: one input in eight.
-  if size % 8 == 3, let reader = open(), let response = RingOutInput.response(reader) {
+  if size % 8 == 3, let reader = open(), let response = RingOutInput.response(reader),
     let band = LatencyProbe.measuredBand(sampleRate: Int(rate.rounded()))
+  {
     _ = RingOutPlan(
       impulseResponse: response, sampleRate: rate, lowest: band.lowerBound,
       highest: band.upperBound, settings: HowlGuardSettings())
