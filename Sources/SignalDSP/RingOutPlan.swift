@@ -134,6 +134,10 @@ public final class RingOutPlan: @unchecked Sendable {
           break
         }
       }
+      // Out of rounds with the loop still too close to its limit: the duck takes the rest.
+      if duck == 0, let crossing = spectrum.crossings().max(by: { $0.gain < $1.gain }) {
+        duck = max(0, (20 * log10(crossing.gain) + gain + settings.ringOutMargin).rounded(.up))
+      }
       notchCounts[step] = planned.count
       for (slot, notch) in planned.enumerated() {
         frequencies[step * capacity + slot] = notch.frequency
