@@ -113,6 +113,12 @@ struct Latency: ParsableCommand {
     probe: LatencyProbe, granted: GrantedConfiguration, serverLatency: ServerLatency?
   ) throws {
     guard let measurement = probe.result() else {
+      if let room {
+        throw CommandFailure(
+          message:
+            "no chirp came back through the room \(room) at \(granted.sampleRate) Hz; give a room's response at a rate a chirp fits in (8000 Hz or more, e.g. sox \(room) -r 48000 room-48000.wav)"
+        )
+      }
       throw CommandFailure(
         message:
           "no chirp came back on \(devices.captureDevice); connect \(devices.playbackDevice) to it (a loopback cable, or capture from the sink's .monitor)"

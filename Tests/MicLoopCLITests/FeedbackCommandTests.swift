@@ -171,6 +171,10 @@ import Testing
     ])
     #expect(tooLow.status == 1 && tooLow.errorLines.count == 1, "\(tooLow.errorOutput)")
     #expect(tooLow.errorOutput.contains("too low a rate"), "\(tooLow.errorOutput)")
+    let unmeasured = try MicLoopBinary.run(["latency", "--room", low])
+    #expect(unmeasured.status == 1 && unmeasured.errorLines.count == 1)
+    #expect(
+      unmeasured.errorOutput.contains("through the room"), "\(unmeasured.errorOutput)")
     let other = file("office-loop-44k.wav")
     try MicLoopBinary.shell(["sox", "-V1", saved, "-r", "44100", other])
     let mismatched = try MicLoopBinary.run([
