@@ -108,6 +108,22 @@ import Testing
     #expect(bursts.count == 3)
   }
 
+  /// `latency` over the private server's loop (the speaker sink into its
+  /// own monitor) at half volume, 1024-frame periods; the maximum stable
+  /// gain it reports, its response saved to `path`.
+  func measureLoopAtHalfVolume(_ devices: VirtualDevices, savingTo path: String) throws -> Double {
+    #expect(
+      try VirtualDevices.wait(
+        for: ["pactl", "set-sink-volume", "spk", "50%"], environment: devices.environment) == 0)
+    let result = try devices.micloop([
+      "latency", "--playback", "pulse:spk", "--capture", "pulse:spk.monitor", "--period", "1024",
+      "--periods", "4", "--json", "--save-ir", path,
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+    return try #require(object?["max_stable_gain_db"] as? Double)
+  }
+
   /// The private server's loop (the speaker sink into its own monitor) at
   /// half volume (−18.06 dB): a delay and a gain, so a loopback over it
   /// takes 18 dB before it howls. The figure `latency` reports is the one
@@ -117,17 +133,8 @@ import Testing
   /// which blurs the response, so the volume's figure is met within 3 dB.
   @Test func latencyReportsTheMaximumStableGainOfTheLoop() throws {
     let devices = try VirtualDevices()
-    #expect(
-      try VirtualDevices.wait(
-        for: ["pactl", "set-sink-volume", "spk", "50%"], environment: devices.environment) == 0)
     let saved = file("loop-ir.wav")
-    let result = try devices.micloop([
-      "latency", "--playback", "pulse:spk", "--capture", "pulse:spk.monitor", "--period", "1024",
-      "--periods", "4", "--json", "--save-ir", saved,
-    ])
-    #expect(result.status == 0, "\(result.errorOutput)")
-    let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
-    let reported = try #require(object?["max_stable_gain_db"] as? Double)
+    let reported = try measureLoopAtHalfVolume(devices, savingTo: saved)
     let response = try MicLoopBinary.samples(saved)
     let computed = try #require(
       LoopStability.analyze(
@@ -151,18 +158,8 @@ import Testing
   /// needs are set as the gain gets there, on real devices.
   @Test func aRingOutFromTheMeasuredLoopActsAsTheGainRises() throws {
     let devices = try VirtualDevices()
-    #expect(
-      try VirtualDevices.wait(
-        for: ["pactl", "set-sink-volume", "spk", "50%"], environment: devices.environment) == 0)
     let saved = file("ring-out-ir.wav")
-    let measured = try devices.micloop([
-      "latency", "--playback", "pulse:spk", "--capture", "pulse:spk.monitor", "--period", "1024",
-      "--periods", "4", "--json", "--save-ir", saved,
-    ])
-    #expect(measured.status == 0, "\(measured.errorOutput)")
-    let report =
-      try JSONSerialization.jsonObject(with: Data(measured.output.utf8)) as? [String: Any]
-    let limit = try #require(report?["max_stable_gain_db"] as? Double)
+    let limit = try measureLoopAtHalfVolume(devices, savingTo: saved)
     let result = try devices.micloop([
       "loopback", "--playback", "pulse:spk", "--capture", "pulse:spk.monitor", "--period", "1024",
       "--periods", "4", "--ring-out", saved, "--gain-db", "\(Int(limit) - 8),\(Int(limit) + 6)@1",

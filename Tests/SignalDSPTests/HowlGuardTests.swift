@@ -62,6 +62,14 @@ import Testing
     return 20 * log10(4 * (re * re + im * im).squareRoot() / Double(range.count))
   }
 
+  /// The ring-out plan of a committed room after loopback's 768 frames of buffering.
+  static func ringOut(_ room: String) throws -> RingOutPlan {
+    try #require(
+      RingOutPlan(
+        impulseResponse: try RoomFixtures.response(room), sampleRate: rate, delay: 768,
+        settings: HowlGuardSettings()))
+  }
+
   func makeGuard(_ settings: HowlGuardSettings = HowlGuardSettings()) -> HowlGuard {
     HowlGuard(settings: settings, sampleRate: Self.rate, channelCount: 1, maximumFrameCount: 256)
   }
@@ -249,11 +257,7 @@ import Testing
   /// With the loop's response known, the notches a gain needs go in during
   /// the period the gain gets there; until then the output is untouched.
   @Test func aRingOutPlanNotchesAheadAsTheGainRises() throws {
-    let response = try RoomFixtures.response("living")
-    let plan = try #require(
-      RingOutPlan(
-        impulseResponse: response, sampleRate: Self.rate, delay: 768,
-        settings: HowlGuardSettings()))
+    let plan = try Self.ringOut("living")
     let howlGuard = HowlGuard(
       sampleRate: Self.rate, channelCount: 1, maximumFrameCount: 256, ringOut: plan)
     let count = Int(Self.rate)
@@ -281,11 +285,7 @@ import Testing
   /// builds up after a rise grows steeply, then settles). A howl the plan
   /// did not foresee is still caught, by the ordinary tests.
   @Test func aRiseTheRingOutPlanCoversIsNoAlarm() throws {
-    let response = try RoomFixtures.response("hall")
-    let plan = try #require(
-      RingOutPlan(
-        impulseResponse: response, sampleRate: Self.rate, delay: 768,
-        settings: HowlGuardSettings()))
+    let plan = try Self.ringOut("hall")
     let count = Int(1.5 * Self.rate)
     let input = Self.sum(
       Self.noise(count: count, level: -60, seed: 3),
@@ -305,11 +305,7 @@ import Testing
   /// Setting, keeping and setting again a plan's notches as the gain goes
   /// up and down: not one allocation.
   @Test func guardingWithARingOutPlanNeverAllocates() throws {
-    let response = try RoomFixtures.response("office")
-    let plan = try #require(
-      RingOutPlan(
-        impulseResponse: response, sampleRate: Self.rate, delay: 768,
-        settings: HowlGuardSettings()))
+    let plan = try Self.ringOut("office")
     let count = Int(2 * Self.rate)
     let input = Self.noise(count: count, level: -50, seed: 3)
     let limit = plan.maximumStableGain
