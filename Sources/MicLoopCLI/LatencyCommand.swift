@@ -2,7 +2,6 @@ import ArgumentParser
 import AudioFiles
 import Console
 import DuplexIO
-import DuplexIOTesting
 import MicLoopKit
 import SignalDSP
 import TextFormatting
@@ -48,82 +47,19 @@ struct Latency: ParsableCommand {
   }
 
   func run() throws {
-    var configuration = devices.configuration(.duplex)
-    let probe: LatencyProbe
-    let measured: (GrantedConfiguration, ServerLatency?)?
-    if let room {
-      let response = try RoomFiles.response(room)
-      configuration.sampleRate = response.rate
-      configuration.settlingTime = 0
-      configuration.alsa.usesRealtimePriority = false
-      probe = LatencyProbe(sampleRate: response.rate)
-      let device = SimulatedDevicePair(
-        periodFrames: configuration.periodFrames, clock: .freeRunning, format: .float,
-        room: SimulatedRoom(impulseResponse: response.samples))
-      measured = try measure(
-        DuplexUnit(configuration: configuration, backend: device, client: probe), probe: probe)
-    } else {
-      probe = LatencyProbe(sampleRate: configuration.sampleRate)
-      measured = try measure(
-        DuplexUnit(configuration: configuration, backend: DeviceBackend(), client: probe),
-        probe: probe)
-    }
-    guard let (granted, serverLatency) = measured else { return }
+    let configuration = devices.configuration(.duplex)
+    let measured =
+      try room.map { try LoopMeasurement.inRoom($0, configuration: configuration) }
+      ?? LoopMeasurement.onDevices(configuration: configuration, devices: devices)
+    guard let (probe, granted, serverLatency) = measured else { return }
     try report(probe: probe, granted: granted, serverLatency: serverLatency)
-  }
-
-  /// Runs the probe on `unit`; the granted configuration and the sound
-  /// server's own latency estimate (native backends), or `nil` when interrupted.
-  private func measure<Backend: DuplexBackend>(
-    _ unit: DuplexUnit<Backend, LatencyProbe>, probe: LatencyProbe
-  ) throws -> (GrantedConfiguration, ServerLatency?)? {
-    let configuration = unit.configuration
-    do {
-      try unit.initialize()
-      try unit.start()
-    } catch { throw CommandFailure(message: error.commandLineMessage) }
-    // A stream that stops delivering (a hung driver or server) must not
-    // keep the probe waiting forever: give up 10 s after it should be done.
-    let deadline =
-      MonotonicClock.seconds + Double(probe.totalFrames) / Double(configuration.sampleRate) + 10
-    var timedOut = false
-    while !unit.waitUntilStopped(timeout: 0.02) && !probe.isDone.load(ordering: .acquiring)
-      && !interruptRequested.load(ordering: .relaxed)
-    {
-      if MonotonicClock.seconds > deadline {
-        timedOut = true
-        break
-      }
-    }
-    // A sound server's own estimate, read while the ports are connected.
-    let serverLatency = unit.backend.serverLatency()
-    unit.stop()
-    if let failure = unit.failure { throw CommandFailure(message: failure.commandLineMessage) }
-    if timedOut {
-      throw CommandFailure(
-        message:
-          "the devices stopped delivering audio during the measurement (\(devices.captureDevice) → \(devices.playbackDevice)); check that the sound server is running and try again"
-      )
-    }
-    if interruptRequested.load(ordering: .relaxed) { return nil }
-    return unit.granted.map { ($0, serverLatency) }
   }
 
   private func report(
     probe: LatencyProbe, granted: GrantedConfiguration, serverLatency: ServerLatency?
   ) throws {
-    guard let measurement = probe.result() else {
-      if let room {
-        throw CommandFailure(
-          message:
-            "no chirp came back through the room \(room) at \(granted.sampleRate) Hz; give a room's response at a rate a chirp fits in (8000 Hz or more, e.g. sox \(room) -r 48000 room-48000.wav)"
-        )
-      }
-      throw CommandFailure(
-        message:
-          "no chirp came back on \(devices.captureDevice); connect \(devices.playbackDevice) to it (a loopback cable, or capture from the sink's .monitor)"
-      )
-    }
+    let measurement = try LoopMeasurement.result(
+      of: probe, rate: granted.sampleRate, room: room, devices: devices)
     let rate = Double(granted.sampleRate)
     let ms = { (frames: Int) in DecimalFormatting.fixed(Double(frames) / rate * 1000, places: 2) }
     let buffering = granted.loopBufferFrames

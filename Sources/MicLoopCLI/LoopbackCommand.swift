@@ -39,7 +39,7 @@ struct Loopback: ParsableCommand {
   @Option(
     name: .customLong("ring-out"),
     help:
-      "The loop's impulse response, as 'micloop latency --save-ir' saves it (same devices and period): the guard notches each frequency ahead as the gain brings it near howling."
+      "The loop's impulse response, as 'micloop latency --save-ir' saves it (same devices and period), or 'measure' to measure it first (about 6 s of chirps and a sweep at -12 dBFS on the speaker): the guard notches each frequency ahead as the gain brings it near howling."
   )
   var ringOut: String?
   @Option(help: "With --room: the talker the simulated room's microphone hears (a file).")
@@ -97,7 +97,12 @@ struct Loopback: ParsableCommand {
     settings.feedbackGuard = feedbackGuard == .on ? HowlGuardSettings() : nil
     var configuration = devices.configuration(.duplex)
     if let ringOut, let guardSettings = settings.feedbackGuard {
-      let plan = try RingOutFile.plan(ringOut, settings: guardSettings)
+      let made =
+        ringOut == RingOutFile.measure
+        ? try RingOutFile.measured(
+          room: room, configuration: configuration, devices: devices, settings: guardSettings)
+        : try RingOutFile.plan(ringOut, settings: guardSettings)
+      guard let plan = made else { return }
       if room == nil { configuration.sampleRate = plan.rate }
       settings.feedbackRingOut = plan.plan
       StandardOutput.write(

@@ -1,9 +1,41 @@
+import DuplexIO
 import MicLoopKit
 import SignalDSP
 
-/// `loopback --ring-out FILE`: the loop's measured impulse response read
-/// and made into the guard's ring-out plan. Control thread.
+/// `loopback --ring-out FILE|measure`: the loop's measured impulse response,
+/// read from a file or measured there and then, made into the guard's
+/// ring-out plan. Control thread.
 enum RingOutFile {
+  /// The word that measures the loop instead of reading a file.
+  static let measure = "measure"
+
+  /// Measures the loop (the devices, or the simulated `room`) with the
+  /// latency probe and plans from its response; `nil` when interrupted.
+  static func measured(
+    room: String?, configuration: DuplexConfiguration, devices: DeviceOptions,
+    settings: HowlGuardSettings
+  ) throws -> (plan: RingOutPlan, rate: Int)? {
+    let outcome =
+      try room.map { try LoopMeasurement.inRoom($0, configuration: configuration) }
+      ?? LoopMeasurement.onDevices(configuration: configuration, devices: devices)
+    guard let outcome else { return nil }
+    let measurement = try LoopMeasurement.result(
+      of: outcome.probe, rate: outcome.granted.sampleRate, room: room, devices: devices)
+    let band = outcome.probe.measuredBand
+    guard
+      let plan = RingOutPlan(
+        impulseResponse: measurement.impulseResponse,
+        sampleRate: Double(outcome.granted.sampleRate), lowest: band.lowerBound,
+        highest: band.upperBound, settings: settings)
+    else {
+      throw CommandFailure(
+        message:
+          "the measured loop has no frequency where it can ring; check that the speaker reaches the microphone (micloop latency)"
+      )
+    }
+    return (plan, outcome.granted.sampleRate)
+  }
+
   static func plan(_ path: String, settings: HowlGuardSettings) throws -> (
     plan: RingOutPlan, rate: Int
   ) {

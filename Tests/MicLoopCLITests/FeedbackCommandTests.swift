@@ -130,6 +130,34 @@ import Testing
     #expect((summary["speaker_peak_dbfs"] as? Double ?? 0) < -15)
   }
 
+  /// `--ring-out measure` measures the loop first, as `latency` would, and
+  /// plans from it: the same limit and the same planned notches at the step.
+  @Test func aRingOutMeasuredFirstPlansAsTheSavedResponseDoes() throws {
+    let measured = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", Self.room("office"), "--ring-out", "measure",
+      "--gain-db", "-1,11@1", "--json",
+    ])
+    #expect(measured.status == 0, "\(measured.errorOutput)")
+    let saved = file("office-measured.wav")
+    _ = try MicLoopBinary.run(["latency", "--room", Self.room("office"), "--save-ir", saved])
+    let fromFile = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", Self.room("office"), "--ring-out", saved,
+      "--gain-db", "-1,11@1", "--json",
+    ])
+    #expect(fromFile.status == 0, "\(fromFile.errorOutput)")
+    func planned(_ output: String) -> [Double] {
+      objects(output).filter {
+        $0["planned"] as? Bool == true && $0["action"] as? String == "notch"
+      }
+      .compactMap { $0["frequency"] as? Double }
+    }
+    let plan = try #require(objects(measured.output).first)
+    #expect(plan["event"] as? String == "ring_out")
+    #expect(abs((plan["maximum_stable_gain_db"] as? Double ?? 0) - 5.10) < 1)
+    #expect(!planned(measured.output).isEmpty)
+    #expect(planned(measured.output) == planned(fromFile.output))
+  }
+
   @Test func ringOutFilesAreCheckedInOneLine() throws {
     let saved = file("office-loop.wav")
     _ = try MicLoopBinary.run(["latency", "--room", Self.room("office"), "--save-ir", saved])

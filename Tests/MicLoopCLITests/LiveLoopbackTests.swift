@@ -181,6 +181,32 @@ import Testing
     }
   }
 
+  /// `--ring-out measure` on real devices: the loop is measured first (the
+  /// chirps and the sweep through the private server's loop), then
+  /// monitored with the plan; past the limit the plan acts as the gain gets there.
+  @Test func aRingOutMeasuredOnTheDevicesActsAsTheGainRises() throws {
+    let devices = try VirtualDevices()
+    #expect(
+      try VirtualDevices.wait(
+        for: ["pactl", "set-sink-volume", "spk", "50%"], environment: devices.environment) == 0)
+    let result = try devices.micloop([
+      "loopback", "--playback", "pulse:spk", "--capture", "pulse:spk.monitor", "--period", "1024",
+      "--periods", "4", "--ring-out", "measure", "--gain-db", "10,24@1", "--duration", "2",
+      "--json",
+    ])
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let lines = result.output.split(separator: "\n").compactMap {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }
+    let plan = try #require(lines.first)
+    #expect(plan["event"] as? String == "ring_out")
+    // Half volume: −18.06 dB; the server's drifting latency blurs the measurement (see above).
+    #expect(abs((plan["maximum_stable_gain_db"] as? Double ?? 0) - 18.06) < 3, "\(plan)")
+    let planned = lines.filter { $0["planned"] as? Bool == true }
+    #expect(!planned.isEmpty, "\(result.output)")
+    #expect(planned.allSatisfy { ($0["time"] as? Double ?? 0) >= 1 })
+  }
+
   @Test func aTonePlayedIntoTheMicrophoneIsMeteredAtItsLevel() throws {
     try LiveScenarios.toneIsMeteredAtItsLevel(in: directory) { try VirtualDevices() }
   }
