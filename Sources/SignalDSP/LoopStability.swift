@@ -11,10 +11,7 @@
 /// `−20 log10 max |F|` over the frequencies where the phase crosses zero,
 /// and the frequency of that maximum is the one that howls first.
 ///
-/// The response is transformed on a grid at least eight times finer than
-/// its length (so the phase turns slowly from point to point); a crossing
-/// is where the imaginary part changes sign with the real part positive,
-/// its gain interpolated between the two points. Control thread.
+/// The crossings are those `LoopSpectrum` finds. Control thread.
 public struct LoopStability: Sendable, Equatable {
   /// The largest broadband gain (dB) at which the loop is still stable.
   public var maximumStableGain: Double

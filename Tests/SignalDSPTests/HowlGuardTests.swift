@@ -62,6 +62,31 @@ import Testing
     return 20 * log10(4 * (re * re + im * im).squareRoot() / Double(range.count))
   }
 
+  /// Runs `input` through `howlGuard` in 256-frame periods at the gain
+  /// `gain(first frame)`; with `watching`, this thread's allocations from
+  /// the second period on (0 without).
+  static func allocations(
+    _ input: [Float], _ howlGuard: HowlGuard, watching: Bool, gain: (Int) -> Double,
+    onEvent: (HowlGuardEvent) -> Void = { _ in }
+  ) -> Int {
+    var samples = input
+    var allocations = 0
+    samples.withUnsafeMutableBufferPointer { buffer in
+      for start in stride(from: 0, to: buffer.count, by: 256) {
+        if watching && start == 256 { allocation_counter_watch_current_thread(1) }
+        howlGuard.process(
+          buffer.baseAddress! + start, frameCount: 256, time: Double(start) / rate,
+          gainDecibels: gain(start)
+        ) { onEvent($0) }
+      }
+      if watching {
+        allocations = allocation_counter_thread_count()
+        allocation_counter_watch_current_thread(0)
+      }
+    }
+    return allocations
+  }
+
   /// The ring-out plan of a committed room after loopback's 768 frames of buffering.
   static func ringOut(_ room: String) throws -> RingOutPlan {
     try #require(
@@ -217,32 +242,12 @@ import Testing
       Self.howl(1500, start: 0.3, end: 1.5, level: -65, growth: 100, count: count),
       Self.howl(2600, start: 0.3, end: 1.5, level: -65, growth: 100, count: count),
       Self.howl(3900, start: 0.3, end: 1.5, level: -65, growth: 100, count: count))
-    /// Runs the input through `howlGuard` in 256-frame periods, the gain
-    /// raised 6 dB at 0.25 s (the short span in use as the howls grow);
-    /// with `watching`, returns this thread's allocations from the second on.
-    func run(
-      _ howlGuard: HowlGuard, watching: Bool, onEvent: (HowlGuardEvent) -> Void = { _ in }
-    ) -> Int {
-      var samples = input
-      var allocations = 0
-      samples.withUnsafeMutableBufferPointer { buffer in
-        for start in stride(from: 0, to: buffer.count, by: 256) {
-          if watching && start == 256 { allocation_counter_watch_current_thread(1) }
-          howlGuard.process(
-            buffer.baseAddress! + start, frameCount: 256, time: Double(start) / Self.rate,
-            gainDecibels: start < Int(0.25 * Self.rate) ? -6 : 0
-          ) { onEvent($0) }
-        }
-        if watching {
-          allocations = allocation_counter_thread_count()
-          allocation_counter_watch_current_thread(0)
-        }
-      }
-      return allocations
-    }
-    _ = run(makeGuard(settings), watching: false)
+    // The gain raised 6 dB at 0.25 s: the short span in use as the howls grow.
+    let gain = { (start: Int) in start < Int(0.25 * Self.rate) ? -6.0 : 0 }
+    _ = Self.allocations(input, makeGuard(settings), watching: false, gain: gain)
     var actions = (notch: 0, deepen: 0, duck: 0, lift: 0)
-    let allocations = run(makeGuard(settings), watching: true) { event in
+    let allocations = Self.allocations(input, makeGuard(settings), watching: true, gain: gain) {
+      event in
       switch event.action {
       case .notch: actions.notch += 1
       case .deepen: actions.deepen += 1
@@ -313,31 +318,15 @@ import Testing
       let t = Double(start) / Self.rate
       return t < 0.3 ? limit - 8 : t < 0.8 ? limit + 2 : t < 1.2 ? limit - 9 : limit + 8
     }
-    func run(_ howlGuard: HowlGuard, watching: Bool) -> (allocations: Int, planned: Int) {
-      var samples = input
-      var allocations = 0
-      var planned = 0
-      samples.withUnsafeMutableBufferPointer { buffer in
-        for start in stride(from: 0, to: buffer.count, by: 256) {
-          if watching && start == 256 { allocation_counter_watch_current_thread(1) }
-          howlGuard.process(
-            buffer.baseAddress! + start, frameCount: 256, time: Double(start) / Self.rate,
-            gainDecibels: gain(start)
-          ) { if $0.isPlanned { planned += 1 } }
-        }
-        if watching {
-          allocations = allocation_counter_thread_count()
-          allocation_counter_watch_current_thread(0)
-        }
-      }
-      return (allocations, planned)
-    }
     func makeGuard() -> HowlGuard {
       HowlGuard(sampleRate: Self.rate, channelCount: 1, maximumFrameCount: 256, ringOut: plan)
     }
-    _ = run(makeGuard(), watching: false)
-    let watched = run(makeGuard(), watching: true)
-    #expect(watched.planned >= 2)
-    #expect(watched.allocations == 0)
+    _ = Self.allocations(input, makeGuard(), watching: false, gain: gain)
+    var planned = 0
+    let allocations = Self.allocations(input, makeGuard(), watching: true, gain: gain) {
+      if $0.isPlanned { planned += 1 }
+    }
+    #expect(planned >= 2)
+    #expect(allocations == 0)
   }
 }
