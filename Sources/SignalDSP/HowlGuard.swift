@@ -197,9 +197,8 @@ public final class HowlGuard: @unchecked Sendable {
     }
     let count = ringOut.notchCount(step)
     if step != plannedStep {
-      let halfWidth = 1 / (2 * settings.notchQuality * log(2.0))
-      // The plan's own notches lie farther apart than this.
-      let reach = settings.ringOutCentre * halfWidth
+      let halfWidth = settings.notchHalfWidth
+      let reach = settings.ringOutReach
       var duckNeeded = ringOut.duck(ofStep: step)
       for index in 0..<count {
         let notch = ringOut.notch(index, ofStep: step)
@@ -251,9 +250,8 @@ public final class HowlGuard: @unchecked Sendable {
     let isLoud = finding.level + gainDecibels >= settings.duckLevel
     let needed = depth(forGrowth: finding.growth)
     var placed = false
-    // Octaves from a notch's centre to its −3 dB points, and how far a howl may be to deepen it.
-    let halfWidth = 1 / (2 * settings.notchQuality * log(2.0))
-    let reach = 2 * settings.sameNotchDistance * halfWidth
+    let halfWidth = settings.notchHalfWidth
+    let reach = settings.sameNotchReach
     if let slot = bank.slot(near: finding.frequency, within: reach) {
       let current = bank.depth(slot)
       if current < settings.maximumDepth {

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Every tuning number of the howl guard, with the reason for its value.
 /// Durations in seconds, levels and depths in dB, frequencies in Hz.
 public struct HowlGuardSettings: Sendable, Equatable {
@@ -160,4 +164,14 @@ public struct HowlGuardSettings: Sendable, Equatable {
   public var maximumFrequencySpread = 2.0
 
   public init() {}
+
+  // MARK: Widths that follow from the settings (octaves)
+
+  /// From a notch's centre to its −3 dB points.
+  public var notchHalfWidth: Double { 1 / (2 * notchQuality * log(2.0)) }
+  /// How far from a notch a howl found deepens it instead of taking a new one.
+  public var sameNotchReach: Double { 2 * sameNotchDistance * notchHalfWidth }
+  /// How far from a planned notch's centre a crossing (or a notch already
+  /// set) counts as that notch's; the plan's own notches lie farther apart.
+  public var ringOutReach: Double { ringOutCentre * notchHalfWidth }
 }

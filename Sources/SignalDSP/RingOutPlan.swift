@@ -79,9 +79,8 @@ public final class RingOutPlan: @unchecked Sendable {
     ducks.initialize(repeating: 0)
 
     let quality = settings.notchQuality
-    let halfWidth = 1 / (2 * quality * log(2.0))
-    let reach = 2 * settings.sameNotchDistance * halfWidth
-    let centre = settings.ringOutCentre * halfWidth
+    let reach = settings.sameNotchReach
+    let centre = settings.ringOutReach
     var planned = [Notch]()
     for step in 0..<stepCount {
       let gain = firstGain + Double(step) * gainStep
