@@ -27,9 +27,12 @@ public struct LoopSpectrum: Sendable {
   public let firstBin: Int
   public private(set) var real: [Double]
   public private(set) var imaginary: [Double]
-  /// cos w and sin w of each grid point (w in radians per sample), for `multiply`.
-  private let cosines: [Double]
-  private let sines: [Double]
+  /// Radians per sample between grid points.
+  private let radiansPerBin: Double
+  /// cos w and sin w of each grid point (w in radians per sample), made by
+  /// the first `multiply` (reading crossings alone never needs them).
+  private var cosines: [Double] = []
+  private var sines: [Double] = []
 
   /// The response of `impulseResponse` delayed by `delay` frames, between
   /// `lowest` and `highest` Hz (by default up to the Nyquist frequency);
@@ -58,13 +61,14 @@ public struct LoopSpectrum: Sendable {
     // One point past `last`, so that a crossing just under it is found.
     real = (first...last).map { Double(values[2 * $0]) }
     imaginary = (first...last).map { Double(values[2 * $0 + 1]) }
-    let step = 2 * Double.pi / Double(size)
-    cosines = (first...last).map { cos(Double($0) * step) }
-    sines = (first...last).map { sin(Double($0) * step) }
+    radiansPerBin = 2 * Double.pi / Double(size)
   }
 
   /// Frequency of grid point `index` (of `real` and `imaginary`).
   public func frequency(at index: Int) -> Double { Double(firstBin + index) * binWidth }
+
+  /// The crossing with the largest gain: where the loop howls first.
+  public var worstCrossing: Crossing? { crossings().max { $0.gain < $1.gain } }
 
   /// Every crossing, lowest frequency first.
   public func crossings() -> [Crossing] {
@@ -90,6 +94,10 @@ public struct LoopSpectrum: Sendable {
   public mutating func multiply(
     by response: (_ cosine: Double, _ sine: Double) -> (re: Double, im: Double)
   ) {
+    if cosines.isEmpty {
+      cosines = real.indices.map { cos(Double(firstBin + $0) * radiansPerBin) }
+      sines = real.indices.map { sin(Double(firstBin + $0) * radiansPerBin) }
+    }
     for index in real.indices {
       let (re, im) = response(cosines[index], sines[index])
       let oldRe = real[index]

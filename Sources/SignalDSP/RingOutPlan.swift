@@ -59,7 +59,7 @@ public final class RingOutPlan: @unchecked Sendable {
       var spectrum = LoopSpectrum(
         impulseResponse: impulseResponse, sampleRate: sampleRate, delay: delay,
         lowest: lowest, highest: highest),
-      let worst = spectrum.crossings().max(by: { $0.gain < $1.gain }), worst.gain > 0
+      let worst = spectrum.worstCrossing, worst.gain > 0
     else { return nil }
     self.sampleRate = sampleRate
     maximumStableGain = -20 * log10(worst.gain)
@@ -87,7 +87,7 @@ public final class RingOutPlan: @unchecked Sendable {
       var duck = 0.0
       // Each round sets or deepens one notch; the bank's depth limit bounds the rounds.
       for _ in 0..<(capacity * Int(settings.maximumDepth / settings.depthStep + 1) + 1) {
-        guard let crossing = spectrum.crossings().max(by: { $0.gain < $1.gain }) else { break }
+        guard let crossing = spectrum.worstCrossing else { break }
         let excess = 20 * log10(crossing.gain) + gain + settings.ringOutMargin
         guard excess > 0 else { break }
         // A crossing in a notch's middle is deepened there; one on its flank
@@ -134,7 +134,7 @@ public final class RingOutPlan: @unchecked Sendable {
         }
       }
       // Out of rounds with the loop still too close to its limit: the duck takes the rest.
-      if duck == 0, let crossing = spectrum.crossings().max(by: { $0.gain < $1.gain }) {
+      if duck == 0, let crossing = spectrum.worstCrossing {
         duck = max(0, (20 * log10(crossing.gain) + gain + settings.ringOutMargin).rounded(.up))
       }
       notchCounts[step] = planned.count
