@@ -64,8 +64,10 @@ public enum FeedbackEventFormat {
     let fullest = fullestStep(plan)
     let duckFrom = (0..<plan.stepCount).first { plan.duck(ofStep: $0) > 0 }
     return
-      "Ring-out: the loop howls first at \(DecimalFormatting.fixed(plan.frequency, places: 0)) Hz past \(signed(plan.maximumStableGain)) dB; notches are set ahead from \(signed(plan.firstGain)) dB (\(plan.notchCount(fullest)) by \(signed(plan.gain(ofStep: fullest))) dB)"
-      + (duckFrom.map { ", the output is ducked from \(signed(plan.gain(ofStep: $0))) dB" } ?? "")
+      "Ring-out: the loop howls first at \(DecimalFormatting.fixed(plan.frequency, places: 0)) Hz past \(DecimalFormatting.signed(plan.maximumStableGain, places: 1)) dB; notches are set ahead from \(DecimalFormatting.signed(plan.firstGain, places: 1)) dB (\(plan.notchCount(fullest)) by \(DecimalFormatting.signed(plan.gain(ofStep: fullest), places: 1)) dB)"
+      + (duckFrom.map {
+        ", the output is ducked from \(DecimalFormatting.signed(plan.gain(ofStep: $0), places: 1)) dB"
+      } ?? "")
   }
 
   /// The first step with the most notches and no duck (or step 0).
@@ -75,9 +77,5 @@ public enum FeedbackEventFormat {
       if plan.notchCount(step) > plan.notchCount(best) { best = step }
     }
     return best
-  }
-
-  private static func signed(_ value: Double) -> String {
-    (value >= 0 ? "+" : "") + DecimalFormatting.fixed(value, places: 1)
   }
 }

@@ -107,7 +107,7 @@ struct Latency: ParsableCommand {
       if let stability {
         let gain = stability.maximumStableGain
         StandardOutput.write(
-          "Maximum stable gain: \(gain >= 0 ? "+" : "")\(DecimalFormatting.fixed(gain, places: 1)) dB; past it the loop howls first at \(DecimalFormatting.fixed(stability.frequency, places: 0)) Hz (\(stability.crossingsWithin3dB) frequencies within 3 dB of it)"
+          "Maximum stable gain: \(DecimalFormatting.signed(gain, places: 1)) dB; past it the loop howls first at \(DecimalFormatting.fixed(stability.frequency, places: 0)) Hz (\(stability.crossingsWithin3dB) frequencies within 3 dB of it)"
         )
       } else {
         StandardOutput.write("Maximum stable gain: unknown (the sweep did not come back)")

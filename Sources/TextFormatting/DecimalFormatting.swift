@@ -32,6 +32,12 @@ public enum DecimalFormatting {
     }
   }
 
+  /// `value` as `fixed` writes it, with a "+" before values of 0 or more
+  /// (gains: "+3.3", "-1.7").
+  public static func signed(_ value: Double, places: Int) -> String {
+    (value >= 0 ? "+" : "") + fixed(value, places: places)
+  }
+
   /// `value` in JSON: fixed-point, or `null` when absent or not finite.
   public static func json(_ value: Double?, places: Int) -> String {
     guard let value, value.isFinite else { return "null" }

@@ -13,6 +13,12 @@ import Testing
     #expect(DecimalFormatting.fixed(7, places: 2) == "7.00")
   }
 
+  @Test func signedDecimalsCarryAPlusFromZeroUp() {
+    #expect(DecimalFormatting.signed(3.3, places: 1) == "+3.3")
+    #expect(DecimalFormatting.signed(0, places: 1) == "+0.0")
+    #expect(DecimalFormatting.signed(-1.7, places: 1) == "-1.7")
+  }
+
   @Test func numbersThatAreNotFiniteAreNullInJSON() {
     #expect(DecimalFormatting.json(.infinity, places: 2) == "null")
     #expect(DecimalFormatting.json(.nan, places: 2) == "null")
