@@ -12,11 +12,15 @@ import Testing
   static func howl(
     _ frequency: Double, start: Double, end: Double, level: Double, growth: Double, count: Int
   ) -> [Float] {
-    (0..<count).map { n in
-      let t = Double(n) / rate
+    signal(count: count) { t in
       guard t >= start && t < end else { return 0 }
-      return Float(pow(10, (level + growth * (t - start)) / 20) * sin(2 * .pi * frequency * t))
+      return pow(10, (level + growth * (t - start)) / 20) * sin(2 * .pi * frequency * t)
     }
+  }
+
+  /// `count` samples of `sample(time in seconds)`.
+  static func signal(count: Int, _ sample: (Double) -> Double) -> [Float] {
+    (0..<count).map { Float(sample(Double($0) / rate)) }
   }
 
   static func noise(count: Int, level: Double, seed: UInt64) -> [Float] {
@@ -133,9 +137,7 @@ import Testing
 
   @Test func notesStruckJustAfterTheGainRoseAreLeftAlone() {
     let count = Int(3 * Self.rate)
-    let rate = Self.rate
-    let music: [Float] = (0..<count).map { n in
-      let t = Double(n) / rate
+    let music = Self.signal(count: count) { t in
       var x = 0.0
       // A sine struck with a 30 ms attack at 0.5 s.
       if t > 0.5 { x += 0.1 * min(1, (t - 0.5) / 0.03) * sin(2 * .pi * 1000 * t) }
@@ -147,7 +149,7 @@ import Testing
       if t > 2.5 && (t - 2.5).truncatingRemainder(dividingBy: 0.2) < 0.1 {
         x += 0.05 * (sin(2 * .pi * 770 * t) + sin(2 * .pi * 1336 * t))
       }
-      return Float(x)
+      return x
     }
     let input = Self.sum(music, Self.noise(count: count, level: -70, seed: 4))
     // The gain rises 3 dB 50 ms before each sound starts.
@@ -160,9 +162,7 @@ import Testing
 
   @Test func steadyNotesChordsVibratoAndKeysAreLeftAlone() {
     let count = Int(4 * Self.rate)
-    let rate = Self.rate
-    let music: [Float] = (0..<count).map { n in
-      let t = Double(n) / rate
+    let music = Self.signal(count: count) { t in
       var x = 0.0
       // A sine held from 0.2 s after a 50 ms attack.
       if t > 0.2 { x += 0.1 * min(1, (t - 0.2) / 0.05) * sin(2 * .pi * 1000 * t) }
@@ -178,7 +178,7 @@ import Testing
       if t > 3 && (t - 3).truncatingRemainder(dividingBy: 0.2) < 0.1 {
         x += 0.05 * (sin(2 * .pi * 770 * t) + sin(2 * .pi * 1336 * t))
       }
-      return Float(x)
+      return x
     }
     let input = Self.sum(music, Self.noise(count: count, level: -70, seed: 2))
     let (output, events) = Self.run(input, makeGuard())
