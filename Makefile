@@ -6,7 +6,8 @@ DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox libsox-fmt-all espeak-ng \
 	multimon-ng libspandsp-dev libebur128-dev ffmpeg gcc libstdc++-12-dev python3 python3-numpy python3-venv hyperfine time tmux libcairo2-dev fonts-dejavu-core jackd2 libjack-jackd2-dev \
 	pipewire pipewire-bin wireplumber dbus libspa-0.2-dev pipewire-jack \
-	asterisk-core-sounds-en-g722 asterisk-core-sounds-es-g722 asterisk-core-sounds-fr-g722 asterisk-moh-opsound-wav
+	asterisk-core-sounds-en-g722 asterisk-core-sounds-es-g722 asterisk-core-sounds-fr-g722 asterisk-moh-opsound-wav \
+	asterisk-prompt-fr-armelle asterisk-prompt-es-co
 RELEASE_BIN := .build/release/micloop
 VENV := $(CURDIR)/.build/venv
 PYTHON := $(VENV)/bin/python

@@ -501,7 +501,8 @@ def real_section(micloop):
         "",
         "Built from Debian's recorded telephone prompts (three professional speakers, English, Spanish, French) and "
         "three music-on-hold tracks (`Scripts/real_corpus.py`; Docs/TESTING.md says which files, and how each falls "
-        "into a tuning half or a check half). Each table shows both halves.",
+        "into a tuning half or a check half). Each table shows both halves, and a third group: two more speakers "
+        "(French and Colombian Spanish, 8 kHz GSM prompts) on which no setting was ever chosen.",
         "",
     ]
     for script, title in (("real_talk_eval.py", "### Talk on recorded readings"),

@@ -7,8 +7,8 @@ prompts, digits, letters and words), decoded with ffmpeg. Music: the three
 `macroform-*` tracks of `asterisk-moh-opsound-wav` (8 kHz music on hold).
 
 Files are chosen by allow-list only: the three speaker folders in
-`SPEAKERS`, the sub-folders in `SUBFOLDERS` and the tracks in `MUSIC`.
-Nothing else under /usr/share/asterisk is ever listed or read, so other
+`SPEAKERS`, the sub-folders in `SUBFOLDERS`, the tracks in `MUSIC` and the
+files of the packages in `INDEPENDENT_SPEAKERS`. Nothing else under /usr/share/asterisk is ever listed or read, so other
 sound sets installed beside these are never picked up. Prompts that are not
 speech (beeps, tone pairs, the silence files) are left out by name.
 
@@ -17,6 +17,14 @@ inside its speaker folder (the same prompt in every language lands in the
 same half); the music tracks are split in time (first half of each track
 for tuning, second half for checking). The evaluations report both halves,
 so a change tuned on one can be seen not to overfit.
+
+Two more speakers, never tuned on (`INDEPENDENT`): the French and the
+Colombian Spanish prompts of `asterisk-prompt-fr-armelle` and
+`asterisk-prompt-es-co` (8 kHz GSM, decoded by ffmpeg to 16 kHz), listed
+from their own packages' file lists (`dpkg -L`) so that nothing else is
+picked up. The evaluations report them apart, as a group of their own: no
+setting is chosen by how micloop does on them, so they show how it does on
+voices it has never met.
 
 Decoded audio is cached under .build/real-corpus (rebuilt when missing).
 """
@@ -46,7 +54,7 @@ SPEAKERS = {
     "fr": "fr_CA_f_June",
 }
 PACKAGES = ["asterisk-core-sounds-en-g722", "asterisk-core-sounds-es-g722", "asterisk-core-sounds-fr-g722",
-            "asterisk-moh-opsound-wav"]
+            "asterisk-moh-opsound-wav", "asterisk-prompt-fr-armelle", "asterisk-prompt-es-co"]
 # Sub-folders of a speaker folder that hold speech ("" is the folder itself).
 SUBFOLDERS = ("", "digits", "letters", "phonetic", "dictate", "followme")
 # Prompts that are not speech: tones, and monkeys screeching.
@@ -54,6 +62,14 @@ NOT_SPEECH = frozenset({"beep", "beeperr", "ascending-2tone", "descending-2tone"
 # The only music tracks read.
 MUSIC = ("macroform-cold_day.wav", "macroform-robot_dity.wav", "macroform-the_simplicity.wav")
 HALVES = ("tune", "check")
+# Speakers no setting is tuned on (name: Debian package), reported as a group of their own.
+INDEPENDENT = "independent"
+INDEPENDENT_SPEAKERS = {
+    "fr-armelle": "asterisk-prompt-fr-armelle",
+    "es-co": "asterisk-prompt-es-co",
+}
+INDEPENDENT_PACKAGES = list(INDEPENDENT_SPEAKERS.values())
+GROUPS = HALVES + (INDEPENDENT,)
 # A 30 s reading, no noise, on which talk detection is known to fail.
 CONGRATS = ("en", "demo-congrats")
 
@@ -66,6 +82,7 @@ def half(name):
 def require_packages():
     missing = [folder for folder in SPEAKERS.values() if not os.path.isdir(os.path.join(SOUNDS, folder))]
     missing += [track for track in MUSIC if not os.path.isfile(os.path.join(MOH, track))]
+    missing += [package for package in INDEPENDENT_PACKAGES if not package_files(package)]
     if missing:
         sys.exit(f"real corpus: {', '.join(missing)} missing; install {' '.join(PACKAGES)} (make setup)")
 
@@ -85,8 +102,37 @@ def phrase_names(language):
     return names
 
 
+def package_files(package):
+    """The GSM prompts a Debian package installed, sorted (empty when it is not installed)."""
+    listing = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True)
+    if listing.returncode != 0:
+        return []
+    return sorted(line for line in listing.stdout.splitlines()
+                  if line.startswith(SOUNDS + "/") and line.endswith(".gsm") and os.path.isfile(line))
+
+
+def independent_speech(speaker):
+    """{name: samples at 16 kHz} for every prompt of an independent speaker (cached); names are
+    paths under the sounds folder, without extension."""
+    paths = package_files(INDEPENDENT_SPEAKERS[speaker])
+    names = [os.path.relpath(p, SOUNDS)[: -len(".gsm")] for p in paths]
+    names = [n for n in names if os.path.basename(n) not in NOT_SPEECH]
+    return cached_speech(f"speech-{speaker}.npz", names,
+                         lambda: decode([os.path.join(SOUNDS, n + ".gsm") for n in names], "gsm"))
+
+
+def independent_phrases(speaker):
+    """[(name, samples)] of an independent speaker."""
+    return list(independent_speech(speaker).items())
+
+
 def decode_g722(paths, rate=RATE, batch=100):
-    """G.722 files decoded by ffmpeg (each with a fresh decoder), as floats
+    """G.722 files decoded by ffmpeg (each with a fresh decoder), as floats at `rate`."""
+    return decode(paths, "g722", rate, batch)
+
+
+def decode(paths, container, rate=RATE, batch=100):
+    """Files of ffmpeg's raw `container` (g722, gsm) decoded each with a fresh decoder, as floats
     at `rate` (ffmpeg resamples); one ffmpeg process per `batch` files."""
     decoded = []
     with tempfile.TemporaryDirectory() as directory:
@@ -94,7 +140,7 @@ def decode_g722(paths, rate=RATE, batch=100):
             chunk = paths[first:first + batch]
             inputs, outputs = [], []
             for index, path in enumerate(chunk):
-                inputs += ["-f", "g722", "-i", path]
+                inputs += ["-f", container, "-i", path]
                 outputs += ["-map", f"{index}:a", "-ar", str(rate), "-ac", "1", "-f", "s16le",
                             os.path.join(directory, f"{index}.raw")]
             subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", *inputs, *outputs], check=True)
@@ -107,14 +153,20 @@ def decode_g722(paths, rate=RATE, batch=100):
 def speech(language):
     """{name: samples at 16 kHz} for every speech prompt of one speaker (cached)."""
     require_packages()
-    cache = os.path.join(CACHE, f"speech-{language}.npz")
     names = phrase_names(language)
+    folder = os.path.join(SOUNDS, SPEAKERS[language])
+    return cached_speech(f"speech-{language}.npz", names,
+                         lambda: decode_g722([os.path.join(folder, n + ".g722") for n in names]))
+
+
+def cached_speech(file, names, decode_all):
+    """{name: samples} from the cache `file`, or decoded by `decode_all()` and cached."""
+    cache = os.path.join(CACHE, file)
     if os.path.exists(cache):
         with np.load(cache) as stored:
             if sorted(stored.files) == sorted(n.replace("/", "__") for n in names):
                 return {n: stored[n.replace("/", "__")].astype(np.float64) / 32768 for n in names}
-    folder = os.path.join(SOUNDS, SPEAKERS[language])
-    decoded = decode_g722([os.path.join(folder, n + ".g722") for n in names])
+    decoded = decode_all()
     os.makedirs(CACHE, exist_ok=True)
     partial = f"{cache}.{os.getpid()}.npz"
     np.savez(partial, **{n.replace("/", "__"): np.round(x * 32768).astype("<i2") for n, x in zip(names, decoded)})
@@ -199,6 +251,10 @@ def summary():
             chosen = [x for n, x in pool.items() if half(n) == which]
             lines.append(f"{language} ({folder}) {which}: {len(chosen)} phrases, "
                          f"{sum(len(x) for x in chosen) / RATE / 60:.1f} min")
+    for speaker, package in INDEPENDENT_SPEAKERS.items():
+        pool = independent_speech(speaker)
+        lines.append(f"{speaker} ({package}, {INDEPENDENT}): {len(pool)} phrases, "
+                     f"{sum(len(x) for x in pool.values()) / RATE / 60:.1f} min")
     for track in MUSIC:
         lines.append(f"{track}: {len(music(track)) / RATE / 60:.1f} min")
     return "\n".join(lines)

@@ -9,7 +9,9 @@ is 0 dBFS), the high tone 2 dB either side of it. Under the keys, all
 through the file:
 
 * speech: a caller talking (the prompts of the half, every speaker, with
-  0.2-1 s pauses), its active-speech RMS 10-20 dB under the keys' RMS;
+  0.2-1 s pauses), its active-speech RMS 10-20 dB under the keys' RMS; a
+  third file has the two independent speakers (`real_corpus.INDEPENDENT`,
+  never tuned on) talking;
 * music: music on hold (the macroform tracks of the half), its RMS 10-20 dB
   under the keys';
 
@@ -82,7 +84,9 @@ def background(kind, which, rng, length):
         offset = rng.integers(len(music))
         out = out[offset : offset + length]
     else:
-        pool = [x for language in real_corpus.SPEAKERS for _, x in real_corpus.phrases(language, which)]
+        pool = ([x for speaker in real_corpus.INDEPENDENT_SPEAKERS for _, x in real_corpus.independent_phrases(speaker)]
+                if which == real_corpus.INDEPENDENT else
+                [x for language in real_corpus.SPEAKERS for _, x in real_corpus.phrases(language, which)])
         pieces, total = [], 0
         while total < length:
             phrase = real_corpus.resample(pool[rng.integers(len(pool))], real_corpus.RATE, RATE)
@@ -96,7 +100,7 @@ def background(kind, which, rng, length):
 def keys_file(kind, which, seed):
     """(audio at 8 kHz after the phone channel, keys sent, [(key, start s, end s, low tone dBFS,
     twist dB, background dB under the keys)])."""
-    rng = np.random.default_rng([seed, CORPUS_VERSION, BACKGROUNDS.index(kind), int(which == "check")])
+    rng = np.random.default_rng([seed, CORPUS_VERSION, BACKGROUNDS.index(kind), real_corpus.GROUPS.index(which)])
     pieces, sent, gains = [np.zeros(RATE)], [], []
     position = RATE
     while len(sent) < KEYS:
@@ -172,8 +176,9 @@ def timed_mistakes(sent, found):
 def evaluate(micloop, seed, receiver):
     directory = os.path.join(real_corpus.CACHE, f"keys-v{CORPUS_VERSION}-seed{seed}")
     rows, mistakes = [], []
-    for which in real_corpus.HALVES:
-        for kind in BACKGROUNDS:
+    for which in real_corpus.GROUPS:
+        # The independent speakers talk over keys; the music is all in the halves.
+        for kind in BACKGROUNDS if which != real_corpus.INDEPENDENT else ("speech",):
             path = os.path.join(directory, f"{kind}-{which}.wav")
             meta_path = path + ".json"
             if os.path.exists(path) and os.path.exists(meta_path):
@@ -205,7 +210,7 @@ def evaluate(micloop, seed, receiver):
 
 
 def render(rows, mistakes):
-    lines = ["| half | under the keys | decoder | keys right | wrong | missed | extra |", "|---|---|---|---|---|---|---|"]
+    lines = ["| half or group | under the keys | decoder | keys right | wrong | missed | extra |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['half']} | {r['background']} | {r['tool']} | {r['right']}/{r['sent']} | {r['wrong']} | "
                      f"{r['missed']} | {r['extra']} |")
@@ -218,16 +223,20 @@ def render(rows, mistakes):
     return lines
 
 
+def group_name(which):
+    return which if which == real_corpus.INDEPENDENT else f"{which} half"
+
+
 def failures(rows):
     problems = []
     for r in rows:
         if r["tool"] != "micloop":
             continue
         if r["right"] < TARGET_RIGHT:
-            problems.append(f"{r['half']} half, under {r['background']}: {r['right']}/{r['sent']} keys right "
+            problems.append(f"{group_name(r['half'])}, under {r['background']}: {r['right']}/{r['sent']} keys right "
                             f"< {TARGET_RIGHT}")
         if r["extra"] > TARGET_EXTRA:
-            problems.append(f"{r['half']} half, under {r['background']}: {r['extra']} extra keys > {TARGET_EXTRA}")
+            problems.append(f"{group_name(r['half'])}, under {r['background']}: {r['extra']} extra keys > {TARGET_EXTRA}")
     return problems
 
 

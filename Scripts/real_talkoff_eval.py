@@ -5,7 +5,9 @@ Speech: every prompt of the three speaker folders of `real_corpus.py`
 (English, Spanish, French; about 80 minutes), one long file per speaker and
 half, the prompts one after another as recorded, at 8 kHz (a phone line)
 and 16 kHz (the recordings' own rate), and at 48 kHz for the one plan that
-needs it (Handshake). Music: the three macroform music-on-hold tracks (8 kHz
+needs it (Handshake); and, as a group of their own, every prompt of the two
+independent speakers (French and Colombian Spanish, 25 minutes of 8 kHz
+GSM recordings no setting was tuned on), one file per speaker. Music: the three macroform music-on-hold tracks (8 kHz
 originals; first half of each track tuning, second half check), at the same
 rates.
 
@@ -76,17 +78,23 @@ def build(directory, wide_directory=None):
     """The audio files: [(kind, half, source, rate, variant, path, pieces)], pieces (start s, end s, name).
     48 kHz copies (for Handshake) only with `wide_directory`, which is not kept."""
     files = []
-    for which in real_corpus.HALVES:
+    for which in real_corpus.GROUPS:
         sources = []
-        for language, folder in real_corpus.SPEAKERS.items():
-            chosen = real_corpus.phrases(language, which)
+        if which == real_corpus.INDEPENDENT:
+            speakers = [(speaker, real_corpus.independent_phrases(speaker), "", ".gsm")
+                        for speaker in real_corpus.INDEPENDENT_SPEAKERS]
+        else:
+            speakers = [(language, real_corpus.phrases(language, which), folder + "/", ".g722")
+                        for language, folder in real_corpus.SPEAKERS.items()]
+        for speaker, chosen, folder, extension in speakers:
             pieces, position = [], 0
             for name, samples in chosen:
                 pieces.append((position / real_corpus.RATE, (position + len(samples)) / real_corpus.RATE,
-                               f"{folder}/{name}.g722"))
+                               f"{folder}{name}{extension}"))
                 position += len(samples)
-            sources.append(("speech", language, lambda c=chosen: np.concatenate([x for _, x in c]), pieces))
-        for track in real_corpus.MUSIC:
+            sources.append(("speech", speaker, lambda c=chosen: np.concatenate([x for _, x in c]), pieces))
+        # The independent speakers come without music: the tracks are all in the halves.
+        for track in real_corpus.MUSIC if which != real_corpus.INDEPENDENT else ():
             length = len(real_corpus.music(track, which, rate=8000)) / 8000
             offset = 0.0 if which == "tune" else len(real_corpus.music(track, rate=8000)) / 2 / 8000
             blocks = np.arange(0, length, MUSIC_BLOCK)
@@ -247,15 +255,15 @@ def render(runs, false_events):
     lines = []
     speech = {which: sum(r["minutes"] or 0 for r in runs if r["kind"] == "speech" and r["half"] == which
                          and r["tool"] == "micloop" and r["plans"] == "dtmf" and r["rate"] == 8000)
-              for which in real_corpus.HALVES}
+              for which in real_corpus.GROUPS}
     music = {which: sum(r["minutes"] or 0 for r in runs if r["kind"] == "music" and r["half"] == which
                         and r["tool"] == "micloop" and r["plans"] == "dtmf" and r["rate"] == 8000)
              for which in real_corpus.HALVES}
-    lines += ["| audio | half | minutes | rate | micloop DTMF keys (dtmf plan) | micloop DTMF keys (all plans) "
+    lines += ["| audio | half or group | minutes | rate | micloop DTMF keys (dtmf plan) | micloop DTMF keys (all plans) "
               "| micloop calls, pages, signals | micloop tones of other plans | micloop CTCSS (radio-filtered) "
               "| spandsp keys | multimon-ng keys |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for kind, minutes in (("speech", speech), ("music", music)):
-        for which in real_corpus.HALVES:
+        for which in real_corpus.GROUPS if kind == "speech" else real_corpus.HALVES:
             for rate in sorted({r["rate"] for r in runs}):
                 w = dict(kind=kind, half=which, rate=rate)
                 wide = rate == WIDE_RATE
