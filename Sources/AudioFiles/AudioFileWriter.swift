@@ -91,7 +91,8 @@ public final class AudioFileWriter {
     if let broadcast, container == Int32(SF_FORMAT_RF64) {
       // Before any audio: the chunk goes in the header.
       var info = broadcast.libsndfileInfo
-      sf_command(handle, Int32(SFC_SET_BROADCAST_INFO), &info, Int32(MemoryLayout.size(ofValue: info)))
+      sf_command(
+        handle, Int32(SFC_SET_BROADCAST_INFO), &info, Int32(MemoryLayout.size(ofValue: info)))
     }
     if container == Int32(SF_FORMAT_RF64) {
       sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))

@@ -65,6 +65,9 @@ extension LiveJobError {
     case .formatChanged(let sampleRate, let channelCount):
       return
         "the device came back as \(sampleRate) Hz, \(channelCount) channels, not as it was; start again"
+    case .ringOutRate(let planRate, let deviceRate):
+      return
+        "the devices run at \(deviceRate) Hz but the --ring-out response was measured at \(planRate) Hz; measure it at this rate (micloop latency --rate \(deviceRate) --save-ir FILE)"
     }
   }
 }

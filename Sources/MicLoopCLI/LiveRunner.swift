@@ -32,14 +32,6 @@ enum LiveRunner {
     } catch {
       throw CommandFailure(message: error.commandLineMessage)
     }
-    if let plan = settings.feedbackRingOut, let granted = job.granted,
-      Double(granted.sampleRate) != plan.sampleRate
-    {
-      throw CommandFailure(
-        message:
-          "the devices run at \(granted.sampleRate) Hz but the --ring-out response was measured at \(Int(plan.sampleRate)) Hz; measure it at this rate (micloop latency --rate \(granted.sampleRate) --save-ir FILE)"
-      )
-    }
     let printer = LivePrinter(json: json)
     if let granted = job.granted {
       printer.start(

@@ -21,18 +21,12 @@ enum RingOutFile {
     guard let outcome else { return nil }
     let measurement = try LoopMeasurement.result(
       of: outcome.probe, rate: outcome.granted.sampleRate, room: room, devices: devices)
-    let band = outcome.probe.measuredBand
-    guard
-      let plan = RingOutPlan(
-        impulseResponse: measurement.impulseResponse,
-        sampleRate: Double(outcome.granted.sampleRate), lowest: band.lowerBound,
-        highest: band.upperBound, settings: settings)
-    else {
-      throw CommandFailure(
-        message:
-          "the measured loop has no frequency where it can ring; check that the speaker reaches the microphone (micloop latency)"
-      )
-    }
+    let plan = try plan(
+      measurement.impulseResponse, rate: outcome.granted.sampleRate,
+      band: outcome.probe.measuredBand, settings: settings,
+      silent:
+        "the measured loop has no frequency where it can ring; check that the speaker reaches the microphone (micloop latency)"
+    )
     return (plan, outcome.granted.sampleRate)
   }
 
@@ -47,16 +41,25 @@ enum RingOutFile {
           "\(path) is \(response.rate) Hz, too low a rate for a loop's response; measure it at the loop's rate (micloop latency --save-ir \(path))"
       )
     }
+    let plan = try plan(
+      response.samples, rate: response.rate, band: band, settings: settings,
+      silent:
+        "\(path): no frequency where this loop can ring; give the loop's impulse response (micloop latency --save-ir \(path))"
+    )
+    return (plan, response.rate)
+  }
+
+  /// The plan for a loop's response read in `band` (where it was
+  /// measured), or the failure `silent` when the loop cannot ring there.
+  private static func plan(
+    _ response: [Float], rate: Int, band: ClosedRange<Double>, settings: HowlGuardSettings,
+    silent: String
+  ) throws -> RingOutPlan {
     guard
       let plan = RingOutPlan(
-        impulseResponse: response.samples, sampleRate: Double(response.rate),
-        lowest: band.lowerBound, highest: band.upperBound, settings: settings)
-    else {
-      throw CommandFailure(
-        message:
-          "\(path): no frequency where this loop can ring; give the loop's impulse response (micloop latency --save-ir \(path))"
-      )
-    }
-    return (plan, response.rate)
+        impulseResponse: response, sampleRate: Double(rate), lowest: band.lowerBound,
+        highest: band.upperBound, settings: settings)
+    else { throw CommandFailure(message: silent) }
+    return plan
   }
 }

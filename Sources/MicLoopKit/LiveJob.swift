@@ -73,6 +73,8 @@ public enum LiveJobError: Error, Sendable {
   case recording(AudioFileError)
   /// A lost device came back in another format; the job cannot go on as one.
   case formatChanged(sampleRate: Int, channelCount: Int)
+  /// The ring-out plan was made at another rate than the devices granted.
+  case ringOutRate(planRate: Int, deviceRate: Int)
 }
 
 /// A live job from start to end, on any duplex backend: opens the devices
@@ -156,6 +158,11 @@ public final class LiveJob<Backend: DuplexBackend> {
         configuration: configuration, backend: makeBackend(), processor: processor)
     } catch { throw .device(error) }
     session.stallLimit = settings.stallLimit
+    if let plan = live.feedbackRingOut, let granted = session.unit.granted,
+      plan.sampleRate != Double(granted.sampleRate)
+    {
+      throw .ringOutRate(planRate: Int(plan.sampleRate), deviceRate: granted.sampleRate)
+    }
     tones = settings.tones.map { ToneTally(plans: $0.plans, repeatWindow: $0.repeatWindow) }
     if let toneSettings = settings.tones, let granted = session.unit.granted {
       do {

@@ -109,7 +109,9 @@ public struct LiveSettings: Sendable {
   /// leaves the output path as it is.
   public var feedbackGuard: HowlGuardSettings?
   /// Notches the guard sets ahead as the gain rises, from the loop's
-  /// measured response (used when its sample rate is the stream's).
+  /// measured response, at the stream's sample rate: a `LiveJob` refuses
+  /// a plan at another rate (`LiveJobError.ringOutRate`); a processor used
+  /// on its own leaves such a plan out.
   public var feedbackRingOut: RingOutPlan?
   /// Gain changes at given stream times, applied on the audio thread at the
   /// start of the period that holds each time (a key press or mute

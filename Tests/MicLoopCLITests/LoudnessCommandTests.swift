@@ -106,11 +106,15 @@ import Testing
       (1...6).map { "speech\($0).wav" } + (1...5).map { "noise\($0).wav" }
       + (1...5).map { "music\($0).wav" } + (1...4).map { "mix\($0).wav" }
     let paths = names.map(file)
-    let oracleScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .deletingLastPathComponent().deletingLastPathComponent()
-      .appendingPathComponent("Scripts/loudness_oracle.py").path
-    // The evaluation tools' Python (`make setup` makes it); python3 otherwise.
-    let python = ProcessInfo.processInfo.environment["MICLOOP_PYTHON"] ?? "python3"
+    let oracleScript = root.appendingPathComponent("Scripts/loudness_oracle.py").path
+    // The evaluation tools' Python: MICLOOP_PYTHON, else the one `make setup`
+    // makes in .build/venv, else python3.
+    let venv = root.appendingPathComponent(".build/venv/bin/python").path
+    let python =
+      ProcessInfo.processInfo.environment["MICLOOP_PYTHON"]
+      ?? (FileManager.default.isExecutableFile(atPath: venv) ? venv : "python3")
     let oracle = try MicLoopBinary.script(
       "'\(python)' '\(oracleScript)' " + paths.map { "'\($0)'" }.joined(separator: " "),
       directory: directory)

@@ -4,6 +4,7 @@ import DuplexIOTesting
 import Foundation
 import Metering
 import MicLoopKit
+import SignalDSP
 import Synchronization
 import Testing
 import TonePlans
@@ -263,6 +264,33 @@ import TonePlans
     }
     #expect(next == Int64(Self.rate / 2))
     #expect(outcome.duration == 0.5)
+  }
+
+  /// A ring-out plan made at another rate than the devices run at is
+  /// refused before anything runs: its notches would sit at the wrong
+  /// frequencies.
+  @Test func aRingOutPlanAtAnotherRateIsRefused() throws {
+    // A loop of one strong echo 20 ms on: rings at every multiple of 50 Hz.
+    var response = [Float](repeating: 0, count: 2_000)
+    response[882] = 0.5
+    let plan = try #require(
+      RingOutPlan(impulseResponse: response, sampleRate: 44_100, settings: HowlGuardSettings()))
+    var settings = LiveJobSettings()
+    settings.live.feedbackGuard = HowlGuardSettings()
+    settings.live.feedbackRingOut = plan
+    var configuration = DuplexConfiguration(.duplex)
+    configuration.sampleRate = Self.rate
+    configuration.alsa.usesRealtimePriority = false
+    configuration.settlingTime = 0
+    let device = SimulatedDevicePair(periodFrames: Self.period, clock: .freeRunning)
+    #expect {
+      _ = try LiveJob(configuration: configuration, settings: settings) { device }
+    } throws: { error in
+      guard case LiveJobError.ringOutRate(let planRate, let deviceRate) = error else {
+        return false
+      }
+      return planRate == 44_100 && deviceRate == Self.rate
+    }
   }
 
   func temporaryPath(_ name: String) throws -> String {
