@@ -113,6 +113,10 @@ public struct LiveSettings: Sendable {
   /// a plan at another rate (`LiveJobError.ringOutRate`); a processor used
   /// on its own leaves such a plan out.
   public var feedbackRingOut: RingOutPlan?
+  /// Without a ring-out plan, learn the loop while it runs (what it plays
+  /// and hears while the guard is idle) and set notches ahead from that
+  /// (`LoopLearner`, `LearnedLoop`; the control thread calls `learnLoop`).
+  public var feedbackLearning = true
   /// Gain changes at given stream times, applied on the audio thread at the
   /// start of the period that holds each time (a key press or mute
   /// overrides the gain until the next change).
@@ -162,6 +166,18 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   public private(set) var analysis: SPSCRing<Float>?
   /// Frames captured so far.
   public let framesProcessed = Atomic<Int>(0)
+  /// What the output played and the input heard, frame by frame in pairs,
+  /// while the howl guard was idle: the loop's learning material.
+  public private(set) var loopPairs: SPSCRing<Float>?
+  /// The gain of the last period, dB, as bits of a Double (audio thread writes).
+  private let periodGain = Atomic<UInt64>(0)
+  /// The learner and its scratch (control thread).
+  private var loopLearner: LoopLearner?
+  private var learnedPlayed = [Float]()
+  private var learnedHeard = [Float]()
+  private var learnedSinceSolve = false
+  /// Frames processed when the last solution was started.
+  private var solveStarted = Int.min / 2
   /// The job's length in frames: input past it is still passed to the
   /// output but no longer metered, recorded or analysed, so a job of
   /// `--duration` seconds reports exactly that many, however late the
@@ -182,6 +198,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   private var changeGains = UnsafeMutablePointer<Float>.allocate(capacity: 0)
   private var changeCount = 0
   private var nextChange = 0
+  private var pairs = UnsafeMutablePointer<Float>.allocate(capacity: 0)
+  private var pairFrames = 0
 
   public init(settings: LiveSettings) {
     self.settings = settings
@@ -194,6 +212,7 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     mono.deallocate()
     changeFrames.deallocate()
     changeGains.deallocate()
+    pairs.deallocate()
   }
 
   public func prepare(for granted: IOFormat) {
@@ -228,12 +247,24 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
         || howlGuard?.channelCount != outputChannels
       {
         let plan = settings.feedbackRingOut
+        let ringOut = plan?.sampleRate == Double(format.sampleRate) ? plan : nil
+        let learns = settings.feedbackLearning && ringOut == nil
         howlGuard = HowlGuard(
           settings: guardSettings, sampleRate: Double(format.sampleRate),
           channelCount: outputChannels, maximumFrameCount: 2 * maximumPeriod,
-          ringOut: plan?.sampleRate == Double(format.sampleRate) ? plan : nil)
+          ringOut: ringOut, learns: learns)
+        loopLearner =
+          learns
+          ? LoopLearner(
+            length: Int(guardSettings.learnedDuration * Double(format.sampleRate)),
+            delay: maximumPeriod, sampleRate: Double(format.sampleRate)) : nil
+        loopPairs = learns ? SPSCRing(capacity: 2 * 4 * format.sampleRate) : nil
       }
     }
+    pairs.deallocate()
+    pairFrames = 2 * maximumPeriod
+    pairs = .allocate(capacity: 2 * pairFrames)
+    pairs.initialize(repeating: 0, count: 2 * pairFrames)
     let ringFrames = Int(settings.recordingBuffer * Double(format.sampleRate))
     analysis = settings.isAnalyzing ? SPSCRing(capacity: ringFrames) : nil
     recording =
@@ -325,8 +356,73 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     if settings.isLimiting {
       for i in 0..<frameCount * outChannels { destination[i] = SoftLimiter.limit(destination[i]) }
     }
+    if let loopPairs, let howlGuard, howlGuard.isIdle {
+      pushPairs(loopPairs, played: destination, channels: outChannels, frameCount: frameCount)
+    }
     isSilence = false
   }
+
+  /// Pushes (played, heard) mono pairs of this period for the learner.
+  private func pushPairs(
+    _ ring: SPSCRing<Float>, played: UnsafeMutablePointer<Float>, channels: Int, frameCount: Int
+  ) {
+    let frames = min(frameCount, pairFrames)
+    let inChannels = format.channelCount
+    let playedScale = 1 / Float(channels)
+    let heardScale = 1 / Float(inChannels)
+    for frame in 0..<frames {
+      var out: Float = 0
+      for channel in 0..<channels { out += played[frame * channels + channel] }
+      var heard: Float = 0
+      for channel in 0..<inChannels { heard += input[frame * inChannels + channel] }
+      pairs[2 * frame] = out * playedScale
+      pairs[2 * frame + 1] = heard * heardScale
+    }
+    periodGain.store(
+      (Decibels.fromAmplitude(Double(gain.target)) ?? -200).bitPattern, ordering: .relaxed)
+    ring.push(pairs, count: 2 * frames)
+  }
+
+  /// Feeds what the loop played and heard to the learner and works on the
+  /// loop's response for a while; when a response is done, offers the
+  /// guard the plan it gives (control thread, about 50 times a second).
+  public func learnLoop() {
+    guard let learner = loopLearner, let ring = loopPairs, let howlGuard else { return }
+    howlGuard.releaseRetiredPlan()
+    ring.drain { samples in
+      let frames = samples.count / 2
+      guard frames > 0 else { return }
+      learnedPlayed.removeAll(keepingCapacity: true)
+      learnedHeard.removeAll(keepingCapacity: true)
+      for frame in 0..<frames {
+        learnedPlayed.append(samples[2 * frame])
+        learnedHeard.append(samples[2 * frame + 1])
+      }
+      learner.append(played: learnedPlayed, heard: learnedHeard, count: frames)
+      learnedSinceSolve = true
+    }
+    let settings = howlGuard.settings
+    let frames = framesProcessed.load(ordering: .relaxed)
+    guard learnedSinceSolve, learner.heardSeconds >= settings.learnedSeconds,
+      learner.isSolving
+        || Double(frames - solveStarted) >= settings.learnedInterval * Double(format.sampleRate)
+    else { return }
+    if !learner.isSolving { solveStarted = frames }
+    guard let response = learner.solve(orders: Self.learningOrdersPerCall) else { return }
+    learnedSinceSolve = false
+    let gain = Double(bitPattern: periodGain.load(ordering: .relaxed))
+    if let plan = LearnedLoop.plan(
+      impulseResponse: response, delay: learner.delay, sampleRate: Double(format.sampleRate),
+      gainDecibels: gain,
+      settings: settings)
+    {
+      howlGuard.offerLearnedPlan(plan)
+    }
+  }
+
+  /// Orders of the learner's recursion per `learnLoop` call: a few
+  /// milliseconds of the control thread's 20 ms cycle.
+  static let learningOrdersPerCall = 400
 
   /// Ends the meter and returns its summary (control thread, after stop).
   public func finishMeter(emit: (MeterEvent) -> Void) {

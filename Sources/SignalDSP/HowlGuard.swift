@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -16,7 +18,9 @@
 ///
 /// With a `RingOutPlan` (the loop's measured response), the notches a gain
 /// needs are set the moment the gain gets there, before any howl grows;
-/// the detector still watches for what the plan did not foresee.
+/// the detector still watches for what the plan did not foresee. Without
+/// one, a plan learned while the loop runs (`offerLearnedPlan`, from
+/// `LoopLearner` and `LearnedLoop` on the control thread) does the same.
 ///
 /// `prepare`-time work happens in `init` (FFTW plans, buffers); `process`
 /// runs on the audio thread and never allocates, locks or throws: what it
@@ -59,6 +63,18 @@ public final class HowlGuard: @unchecked Sendable {
 
   /// Notches set ahead for the gain, if the loop's response is known.
   public let ringOut: RingOutPlan?
+  /// A learned plan offered by the control thread and not yet taken up,
+  /// and one the audio thread has put aside for the control thread to
+  /// release (each retained once, or nil).
+  private let offeredPlan = Atomic<UnsafeMutableRawPointer?>(nil)
+  private let retiredPlan = Atomic<UnsafeMutableRawPointer?>(nil)
+  /// The learned plan in force (audio thread; retained by its offer).
+  private var learnedPlan: UnsafeMutableRawPointer?
+  /// The gain followed upwards no faster than `learnedRise` per
+  /// `learnedRiseTime` (dB; NaN before the first period), and the gain of
+  /// the jump that let the learned plan act (−∞: none).
+  private var riseBase = Double.nan
+  private var jumpGain = -Double.infinity
   /// The plan's step in force (−1: none), the bank slot of each of its
   /// notches (−1: none free), and the duck it needs.
   private var plannedStep = -1
@@ -69,13 +85,15 @@ public final class HowlGuard: @unchecked Sendable {
   ///   - channelCount: interleaved channels of the output.
   ///   - maximumFrameCount: the most frames one `process` call gets.
   ///   - ringOut: notches to set ahead as the gain rises (same sample rate).
+  ///   - learns: whether learned plans will be offered (their first use is
+  ///     then rehearsed here, off the audio thread).
   public init(
     settings: HowlGuardSettings = HowlGuardSettings(), sampleRate: Double, channelCount: Int,
-    maximumFrameCount: Int, ringOut: RingOutPlan? = nil
+    maximumFrameCount: Int, ringOut: RingOutPlan? = nil, learns: Bool = false
   ) {
     self.settings = settings
     self.ringOut = ringOut
-    plannedSlots = [Int](repeating: -1, count: max(1, ringOut?.capacity ?? 0))
+    plannedSlots = [Int](repeating: -1, count: max(1, settings.notchCount))
     self.sampleRate = sampleRate
     self.channelCount = channelCount
     self.maximumFrameCount = maximumFrameCount
@@ -89,15 +107,58 @@ public final class HowlGuard: @unchecked Sendable {
     lastActivity = [Double](repeating: 0, count: settings.notchCount)
     lastLift = [Double](repeating: 0, count: settings.notchCount)
     recentNotches = [Double](repeating: -Double.infinity, count: max(1, settings.simultaneousHowls))
-    warmUp()
+    warmUp(learns: learns && ringOut == nil)
   }
 
-  deinit { mono.deallocate() }
+  deinit {
+    mono.deallocate()
+    for plan in [
+      offeredPlan.load(ordering: .acquiring), retiredPlan.load(ordering: .acquiring), learnedPlan,
+    ] {
+      if let plan { Unmanaged<RingOutPlan>.fromOpaque(plan).release() }
+    }
+  }
+
+  /// Offers a plan learned while the loop runs (control thread): the audio
+  /// thread takes it up at the start of a period, in place of the last
+  /// (an offer not yet taken up is replaced). Ignored with a measured plan.
+  public func offerLearnedPlan(_ plan: RingOutPlan) {
+    releaseRetiredPlan()
+    let offer = Unmanaged.passRetained(plan).toOpaque()
+    if let stale = offeredPlan.exchange(offer, ordering: .acquiringAndReleasing) {
+      Unmanaged<RingOutPlan>.fromOpaque(stale).release()
+    }
+  }
+
+  /// Releases the learned plan the audio thread put aside, if any (control thread).
+  public func releaseRetiredPlan() {
+    if let retired = retiredPlan.exchange(nil, ordering: .acquiringAndReleasing) {
+      Unmanaged<RingOutPlan>.fromOpaque(retired).release()
+    }
+  }
+
+  /// The plan in force: the measured one, or the learned one (audio thread).
+  private var plan: RingOutPlan? {
+    ringOut ?? learnedPlan.map { Unmanaged<RingOutPlan>.fromOpaque($0).takeUnretainedValue() }
+  }
+
+  /// Takes up a learned plan on offer, when the last one put aside has been
+  /// released (audio thread: no release here).
+  private func takeOfferedPlan() {
+    guard ringOut == nil, offeredPlan.load(ordering: .acquiring) != nil,
+      retiredPlan.load(ordering: .acquiring) == nil,
+      let offer = offeredPlan.exchange(nil, ordering: .acquiringAndReleasing)
+    else { return }
+    retiredPlan.store(learnedPlan, ordering: .releasing)
+    learnedPlan = offer
+    // The new plan decides afresh which notches the gain needs.
+    plannedStep = -1
+  }
 
   /// Runs every path of `process` once — analysis, a notch, deepening, the
   /// duck, lifting — and then starts afresh, so that whatever the Swift
   /// runtime sets up on first use happens here, not on the audio thread.
-  private func warmUp() {
+  private func warmUp(learns: Bool) {
     let frames = detector.frameLength + detector.hop
     let silence = UnsafeMutablePointer<Float>.allocate(capacity: frames)
     defer { silence.deallocate() }
@@ -109,6 +170,17 @@ public final class HowlGuard: @unchecked Sendable {
     if let ringOut {
       applyPlan(gainDecibels: ringOut.gain(ofStep: ringOut.stepCount - 1)) { _ in }
       applyPlan(gainDecibels: ringOut.gain(ofStep: 0)) { _ in }
+    } else if learns, let rehearsal = Self.rehearsalPlan(sampleRate: sampleRate, settings: settings)
+    {
+      offerLearnedPlan(rehearsal)
+      takeOfferedPlan()
+      applyPlan(gainDecibels: rehearsal.gain(ofStep: rehearsal.stepCount - 1)) { _ in }
+      offerLearnedPlan(rehearsal)
+      takeOfferedPlan()
+      applyPlan(gainDecibels: rehearsal.gain(ofStep: 0)) { _ in }
+      releaseRetiredPlan()
+      if let learnedPlan { Unmanaged<RingOutPlan>.fromOpaque(learnedPlan).release() }
+      learnedPlan = nil
     }
     now = settings.liftDelay + settings.duckHold + 1
     liftQuietNotches { _ in }
@@ -135,7 +207,19 @@ public final class HowlGuard: @unchecked Sendable {
     plannedStep = -1
     plannedDuck = 0
     for index in plannedSlots.indices { plannedSlots[index] = -1 }
+    riseBase = .nan
+    jumpGain = -.infinity
     now = 0
+  }
+
+  /// A plan for a loop of one echo 10 ms on, to rehearse a learned plan's
+  /// first use with.
+  private static func rehearsalPlan(sampleRate: Double, settings: HowlGuardSettings)
+    -> RingOutPlan?
+  {
+    var response = [Float](repeating: 0, count: max(2, Int(0.01 * sampleRate) + 1))
+    response[response.count - 1] = 0.5
+    return RingOutPlan(impulseResponse: response, sampleRate: sampleRate, settings: settings)
   }
 
   /// Whether the guard is leaving the output untouched (no notch, no duck).
@@ -153,6 +237,8 @@ public final class HowlGuard: @unchecked Sendable {
   ) {
     let frames = min(frameCount, maximumFrameCount)
     now = time + Double(frames) / sampleRate
+    takeOfferedPlan()
+    followJumps(gainDecibels: gainDecibels, seconds: Double(frames) / sampleRate)
     applyPlan(gainDecibels: gainDecibels, emit: emit)
     bank.process(samples, frameCount: frames)
     applyDuck(samples, frameCount: frames)
@@ -186,10 +272,25 @@ public final class HowlGuard: @unchecked Sendable {
 
   // MARK: Decisions
 
+  /// Notes a jump of the gain, which lets a learned plan act while the
+  /// gain stays up; a fall of more than the jump's size ends it.
+  private func followJumps(gainDecibels: Double, seconds: Double) {
+    if riseBase.isNaN { riseBase = gainDecibels }
+    if gainDecibels - riseBase > settings.learnedRise { jumpGain = max(jumpGain, gainDecibels) }
+    if gainDecibels < jumpGain - settings.learnedRise { jumpGain = -.infinity }
+    let climb = settings.learnedRise / max(1e-3, settings.learnedRiseTime) * seconds
+    riseBase = min(gainDecibels, riseBase + climb)
+  }
+
   /// Sets the notches and the duck the ring-out plan gives for the gain,
   /// and keeps them from lifting while the gain needs them.
   private func applyPlan(gainDecibels: Double, emit: (HowlGuardEvent) -> Void) {
-    guard let ringOut else { return }
+    let isLearned = self.ringOut == nil
+    guard let ringOut = plan, !isLearned || jumpGain > -.infinity else {
+      plannedStep = -1
+      plannedDuck = 0
+      return
+    }
     guard let step = ringOut.step(at: gainDecibels) else {
       plannedStep = -1
       plannedDuck = 0
@@ -209,7 +310,7 @@ public final class HowlGuard: @unchecked Sendable {
             emit(
               HowlGuardEvent(
                 action: .deepen, time: now, frequency: bank.frequency(slot), depth: -notch.depth,
-                growth: .nan, isPlanned: true))
+                growth: .nan, isPlanned: true, isLearned: isLearned))
           }
         } else if let slot = bank.freeSlot {
           plannedSlots[index] = slot
@@ -217,7 +318,7 @@ public final class HowlGuard: @unchecked Sendable {
           emit(
             HowlGuardEvent(
               action: .notch, time: now, frequency: notch.frequency, depth: -notch.depth,
-              growth: .nan, isPlanned: true))
+              growth: .nan, isPlanned: true, isLearned: isLearned))
         } else {
           // The bank is full of notches for howls found: the duck stands in.
           plannedSlots[index] = -1
@@ -235,7 +336,7 @@ public final class HowlGuard: @unchecked Sendable {
         emit(
           HowlGuardEvent(
             action: .duck, time: now, frequency: .nan, depth: -duckDepth, growth: .nan,
-            isPlanned: true))
+            isPlanned: true, isLearned: isLearned))
       }
     }
     for index in 0..<count where plannedSlots[index] >= 0 {

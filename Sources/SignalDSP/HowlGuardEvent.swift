@@ -39,10 +39,12 @@ public struct HowlGuardEvent: BitwiseCopyable, Sendable, Equatable {
   /// Whether the action was set ahead by the ring-out plan (the gain rose
   /// to where the measured loop needs it) rather than for a howl found.
   public var isPlanned: Bool
+  /// Whether that plan was learned while the loop ran (not measured).
+  public var isLearned: Bool
 
   public init(
     action: Action, time: Double, frequency: Double, depth: Double, growth: Double,
-    isPlanned: Bool = false
+    isPlanned: Bool = false, isLearned: Bool = false
   ) {
     self.action = action
     self.time = time
@@ -50,6 +52,7 @@ public struct HowlGuardEvent: BitwiseCopyable, Sendable, Equatable {
     self.depth = depth
     self.growth = growth
     self.isPlanned = isPlanned
+    self.isLearned = isLearned
   }
 
   /// Whether the event is about the broadband duck rather than a notch.

@@ -79,6 +79,35 @@ public struct HowlGuardSettings: Sendable, Equatable {
   /// notch's phase moved it) gets a notch of its own while the bank has room.
   public var ringOutCentre = 0.5
 
+  // MARK: The loop learned while it runs (`LoopLearner`, `LearnedLoop`)
+
+  /// Seconds of the loop's response learned (its delay and the room's response).
+  public var learnedDuration = 0.1
+  /// Seconds of played signal the learner must have heard before it plans.
+  public var learnedSeconds = 1.0
+  /// A learned plan keeps every crossing this far under its limit (dB):
+  /// less than a measured one, since what a talker leaves predictable makes
+  /// the learned loop look stronger than it is.
+  public var learnedMargin = 2.0
+  /// A learned crossing closer than this (dB) to its limit at the gain the
+  /// loop is running at is not believed (a loop that close would ring):
+  /// it is a held note or a voice the learner took for the loop.
+  public var learnedPlausibility = 2.0
+  /// Learned crossings under this frequency (Hz) are not read: a voice's
+  /// and the mains' low harmonics bias the learner there most.
+  public var learnedLowest = 300.0
+  /// A learned plan acts only after the gain jumps: rises more than this
+  /// (dB) faster than `learnedRise` per `learnedRiseTime` seconds. A slow
+  /// rise makes a slowly growing howl, which detection catches; a jump
+  /// makes a fast one, which the plan is for — and a learned plan's errors
+  /// (a held note taken for the loop) then cost no notch as the gain is
+  /// eased up.
+  public var learnedRise = 2.0
+  public var learnedRiseTime = 1.0
+  /// Seconds of heard signal between the starts of two solutions of the
+  /// learned response (each costs the control thread tens of milliseconds).
+  public var learnedInterval = 1.0
+
   // MARK: Detection
 
   /// Length of the analysed frame (about 4096 samples at 48 kHz: 12 Hz

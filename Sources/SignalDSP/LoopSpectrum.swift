@@ -89,6 +89,20 @@ public struct LoopSpectrum: Sendable {
     return found
   }
 
+  /// Sets the response to zero within `octaves` of `frequency`, so that no
+  /// crossing is read there (a band the response cannot be trusted in).
+  public mutating func silence(near frequency: Double, octaves: Double) {
+    let low = frequency * pow(2, -octaves) / binWidth - Double(firstBin)
+    let high = frequency * pow(2, octaves) / binWidth - Double(firstBin)
+    let first = max(0, Int(low.rounded(.down)))
+    let last = min(real.count - 1, Int(high.rounded(.up)))
+    guard first <= last else { return }
+    for index in first...last {
+      real[index] = 0
+      imaginary[index] = 0
+    }
+  }
+
   /// Multiplies the response by a filter's, given as a function of
   /// `(cos w, sin w)` at each grid point (w in radians per sample).
   public mutating func multiply(

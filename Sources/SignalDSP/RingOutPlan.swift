@@ -50,25 +50,32 @@ public final class RingOutPlan: @unchecked Sendable {
   /// `delay` frames of the loop that the response leaves out are added;
   /// only frequencies between `lowest` and `highest` Hz are read (where
   /// the response was measured; by default the whole band).
-  public init?(
+  public convenience init?(
     impulseResponse: [Float], sampleRate: Double, delay: Int = 0,
     lowest: Double = LoopStability.lowestFrequency, highest: Double? = nil,
     settings: HowlGuardSettings
   ) {
     guard
-      var spectrum = LoopSpectrum(
+      let spectrum = LoopSpectrum(
         impulseResponse: impulseResponse, sampleRate: sampleRate, delay: delay,
-        lowest: lowest, highest: highest),
-      let worst = spectrum.worstCrossing, worst.gain > 0
+        lowest: lowest, highest: highest)
     else { return nil }
+    self.init(spectrum: spectrum, margin: settings.ringOutMargin, settings: settings)
+  }
+
+  /// The plan for the loop whose response is `spectrum`, keeping every
+  /// crossing `margin` dB under its limit; `nil` when it has none.
+  public init?(spectrum: LoopSpectrum, margin: Double, settings: HowlGuardSettings) {
+    var spectrum = spectrum
+    guard let worst = spectrum.worstCrossing, worst.gain > 0 else { return nil }
+    let sampleRate = spectrum.sampleRate
     self.sampleRate = sampleRate
     maximumStableGain = -20 * log10(worst.gain)
     frequency = worst.frequency
     capacity = settings.notchCount
     gainStep = settings.ringOutGainStep
-    firstGain = maximumStableGain - settings.ringOutMargin
-    stepCount = max(
-      1, Int(((settings.ringOutRange + settings.ringOutMargin) / gainStep).rounded()) + 1)
+    firstGain = maximumStableGain - margin
+    stepCount = max(1, Int(((settings.ringOutRange + margin) / gainStep).rounded()) + 1)
     notchCounts = .allocate(capacity: stepCount)
     frequencies = .allocate(capacity: stepCount * max(1, capacity))
     depths = .allocate(capacity: stepCount * max(1, capacity))
@@ -88,7 +95,7 @@ public final class RingOutPlan: @unchecked Sendable {
       // Each round sets or deepens one notch; the bank's depth limit bounds the rounds.
       for _ in 0..<(capacity * Int(settings.maximumDepth / settings.depthStep + 1) + 1) {
         guard let crossing = spectrum.worstCrossing else { break }
-        let excess = 20 * log10(crossing.gain) + gain + settings.ringOutMargin
+        let excess = 20 * log10(crossing.gain) + gain + margin
         guard excess > 0 else { break }
         // A crossing in a notch's middle is deepened there; one on its flank
         // (the notch's phase moved it) gets a notch of its own while the bank has room.
@@ -135,7 +142,7 @@ public final class RingOutPlan: @unchecked Sendable {
       }
       // Out of rounds with the loop still too close to its limit: the duck takes the rest.
       if duck == 0, let crossing = spectrum.worstCrossing {
-        duck = max(0, (20 * log10(crossing.gain) + gain + settings.ringOutMargin).rounded(.up))
+        duck = max(0, (20 * log10(crossing.gain) + gain + margin).rounded(.up))
       }
       notchCounts[step] = planned.count
       for (slot, notch) in planned.enumerated() {

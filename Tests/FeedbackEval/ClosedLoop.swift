@@ -16,15 +16,19 @@ struct LoopRun {
 /// Runs the live loopback job (LiveProcessor on a DuplexUnit) on a
 /// simulated device pair in a simulated room, as fast as the processor
 /// allows, for `frames` frames at 48 kHz with 256-frame periods and two
-/// periods of playback buffering (micloop loopback's defaults).
+/// periods of playback buffering (micloop loopback's defaults). The
+/// periods are stepped four at a time (about the control thread's 20 ms
+/// cycle), and the control thread's share of the job — learning the loop —
+/// runs between steps, as it would keep pace in real time.
 func runClosedLoop(
   impulseResponse: [Float], talker: [Float], frames: Int, gain: Double,
-  changes: [GainChange] = [], guardSettings: HowlGuardSettings?, ringOut: RingOutPlan? = nil
+  changes: [GainChange] = [], guardSettings: HowlGuardSettings?, ringOut: RingOutPlan? = nil,
+  learns: Bool = true
 ) -> LoopRun {
   let room = SimulatedRoom(
     impulseResponse: impulseResponse, talker: talker, recordingCapacity: frames)
   let device = SimulatedDevicePair(
-    periodFrames: Evaluation.period, clock: .freeRunning, format: .float, room: room)
+    periodFrames: Evaluation.period, clock: .handStepped, format: .float, room: room)
   var configuration = DuplexConfiguration(.duplex)
   configuration.sampleRate = Evaluation.rate
   configuration.periodFrames = Evaluation.period
@@ -37,6 +41,7 @@ func runClosedLoop(
   settings.gainChanges = changes
   settings.feedbackGuard = guardSettings
   settings.feedbackRingOut = ringOut
+  settings.feedbackLearning = learns
   let processor = LiveProcessor(settings: settings)
   let unit = DuplexUnit(configuration: configuration, backend: device, client: processor)
   var events = [HowlGuardEvent]()
@@ -46,9 +51,13 @@ func runClosedLoop(
   } catch {
     fatalError("the simulated unit did not start: \(error)")
   }
+  var stepped = 0
   while room.microphoneFrames < frames {
+    stepped += Evaluation.periodsPerCycle
+    device.advance(periods: Evaluation.periodsPerCycle)
+    device.waitUntilCompleted(stepped)
+    processor.learnLoop()
     processor.feedbackEvents.drain { events.append(contentsOf: $0) }
-    usleep(500)
   }
   unit.stop()
   processor.feedbackEvents.drain { events.append(contentsOf: $0) }

@@ -20,6 +20,8 @@ enum Evaluation {
   static let rate = 48_000
   static let period = 256
   static let loopDelay = 3 * period
+  /// Periods per control-thread cycle (20 ms).
+  static let periodsPerCycle = 4
 }
 
 struct Room {

@@ -117,4 +117,53 @@ import Testing
     #expect(actions == Set(HowlGuardEvent.Action.allCases), "\(actions)")
     #expect(counted == 0)
   }
+
+  /// The guard learns the living room's loop while it runs stable 6 dB
+  /// under its limit; when the gain jumps 9 dB, the learned notches go in
+  /// the period the gain gets there — and neither handing over what was
+  /// played and heard nor taking up a learned plan allocates on the audio
+  /// thread.
+  @Test func aLearnedPlanActsOnAJumpWithoutAllocating() throws {
+    let response = try RoomFixtures.response("living")
+    let limit = try #require(
+      LoopStability.analyze(impulseResponse: response, sampleRate: 48_000, delay: 768)
+    ).maximumStableGain
+    var random = SplitMix(seed: 5)
+    let talker = (0..<(6 * 48_000)).map { _ in Float.random(in: -0.017...0.017, using: &random) }
+    var settings = LiveSettings()
+    settings.meter = nil
+    settings.gainDecibels = limit - 6
+    settings.gainChanges = [GainChange(time: 4, decibels: limit + 3)]
+    settings.feedbackGuard = HowlGuardSettings()
+    let processor = LiveProcessor(settings: settings)
+    let client = WatchedClient(processor)
+    var configuration = DuplexConfiguration(.duplex)
+    configuration.periodFrames = 256
+    configuration.periodCount = 2
+    configuration.alsa.usesRealtimePriority = false
+    configuration.settlingTime = 0
+    let device = SimulatedDevicePair(
+      periodFrames: 256, format: .float,
+      room: SimulatedRoom(impulseResponse: response, talker: talker))
+    let unit = DuplexUnit(configuration: configuration, backend: device, client: client)
+    try unit.initialize()
+    try unit.start()
+    var events = [HowlGuardEvent]()
+    var stepped = 0
+    // Four periods per control cycle, as the live session's 20 ms cycle keeps pace.
+    while stepped < 5 * 48_000 / 256 {
+      stepped += 4
+      device.advance(periods: 4)
+      #expect(device.waitUntilCompleted(stepped))
+      processor.learnLoop()
+      processor.feedbackEvents.drain { events.append(contentsOf: $0) }
+    }
+    let counted = client.allocations.load(ordering: .acquiring)
+    unit.stop()
+    #expect(counted == 0)
+    #expect(events.allSatisfy { $0.time >= 4 }, "acted before the jump: \(events.first!)")
+    let first = try #require(events.first, "nothing learned")
+    #expect(first.isPlanned && first.isLearned)
+    #expect(first.time < 4 + 0.011, "first learned action at \(first.time) s")
+  }
 }
