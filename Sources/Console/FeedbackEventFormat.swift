@@ -6,8 +6,9 @@ import TextFormatting
 public enum FeedbackEventFormat {
   /// One JSON object (without the newline): `{"event":"feedback","time":…,
   /// "frequency":…,"depth_db":…,"action":…}`; the frequency is `null` for
-  /// the duck, `growth_db_per_s` is there when a howl was found and
-  /// `"planned":true` when the ring-out plan set the action ahead.
+  /// the duck, `growth_db_per_s` is there when a howl was found,
+  /// `"planned":true` when the ring-out plan set the action ahead, and
+  /// `"learned":true` besides when that plan was learned while the loop ran.
   public static func json(_ event: HowlGuardEvent) -> String {
     var line = "{\"event\":\"feedback\",\"time\":"
     line += JSONLines.time(event.time)
@@ -20,19 +21,23 @@ public enum FeedbackEventFormat {
       line += ",\"growth_db_per_s\":" + DecimalFormatting.fixed(event.growth, places: 0)
     }
     if event.isPlanned { line += ",\"planned\":true" }
+    if event.isLearned { line += ",\"learned\":true" }
     return line + "}"
   }
 
   /// One line of text, for example "feedback at 2.17 s: notch at 2427 Hz,
-  /// -12 dB (growing 87 dB/s)", or "… -6 dB (ring-out)" when planned.
+  /// -12 dB (growing 87 dB/s)", or "… -6 dB (ring-out)" when planned
+  /// ("(learned loop)" when the plan was learned while the loop ran).
   public static func text(_ event: HowlGuardEvent) -> String {
     let time = DecimalFormatting.fixed(event.time, places: 2)
     let depth = DecimalFormatting.fixed(event.depth, places: 0) + " dB"
     let growth =
-      event.isPlanned
-      ? " (ring-out)"
-      : event.growth.isFinite
-        ? " (growing \(DecimalFormatting.fixed(event.growth, places: 0)) dB/s)" : ""
+      event.isLearned
+      ? " (learned loop)"
+      : event.isPlanned
+        ? " (ring-out)"
+        : event.growth.isFinite
+          ? " (growing \(DecimalFormatting.fixed(event.growth, places: 0)) dB/s)" : ""
     let place = "\(DecimalFormatting.fixed(event.frequency, places: 0)) Hz"
     switch (event.action, event.isDuck) {
     case (.notch, _): return "feedback at \(time) s: notch at \(place), \(depth)\(growth)"

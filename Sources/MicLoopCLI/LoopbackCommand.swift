@@ -18,8 +18,10 @@ struct Loopback: ParsableCommand {
     discussion: """
       Keys on a terminal: up/down arrow (or +/-) change the gain by 1 dB, m mutes, q quits. \
       Ctrl-C stops cleanly; a recording stays valid. A feedback guard (on by default) notches \
-      howls as they grow and ducks the output as a last resort; given the loop's measured \
-      response (--ring-out), it sets the notches a gain needs the moment the gain gets there. \
+      howls as they grow and ducks the output as a last resort. It learns the loop from what it \
+      plays and hears, and when the gain jumps it sets the notches the new gain needs at once \
+      (--learn-loop); given the loop's measured response (--ring-out), it does so for any \
+      gain the moment the gain gets there. \
       With --input and --room the job \
       runs in a simulated room instead: its microphone hears the input plus the speaker through \
       the room's impulse response, as fast as the processor allows.
@@ -42,6 +44,12 @@ struct Loopback: ParsableCommand {
       "The loop's impulse response, as 'micloop latency --save-ir' saves it (same devices and period), or 'measure' to measure it first (about 6 s of chirps and a sweep at -12 dBFS on the speaker): the guard notches each frequency ahead as the gain brings it near howling."
   )
   var ringOut: String?
+  @Option(
+    name: .customLong("learn-loop"),
+    help:
+      "Learn the loop from what the speaker plays and the microphone hears while the guard is idle, and notch ahead what a gain jump brings near howling: on or off (without --ring-out)."
+  )
+  var learnLoop = Switch.on
   @Option(help: "With --room: the talker the simulated room's microphone hears (a file).")
   var input: String?
   @Option(
@@ -95,6 +103,7 @@ struct Loopback: ParsableCommand {
     settings.gainDecibels = gain.initial
     settings.gainChanges = gain.changes
     settings.feedbackGuard = feedbackGuard == .on ? HowlGuardSettings() : nil
+    settings.feedbackLearning = learnLoop == .on
     var configuration = devices.configuration(.duplex)
     if let ringOut, let guardSettings = settings.feedbackGuard {
       let made =

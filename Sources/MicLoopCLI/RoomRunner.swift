@@ -2,8 +2,10 @@ import AudioFiles
 import Console
 import DuplexIO
 import DuplexIOTesting
+import Foundation
 import MicLoopKit
 import SignalDSP
+import Synchronization
 import TextFormatting
 
 /// Runs the live loopback job in a simulated room instead of on devices
@@ -35,8 +37,11 @@ enum RoomRunner {
     settings.recordingBuffer = seconds + 1
     SignalTrap.install()
     let room = SimulatedRoom(impulseResponse: response.samples, talker: talker)
+    // Stepped a control cycle at a time, with the guard's learning between
+    // steps, as fast as the processor allows.
+    settings.learnsOnSessionCycle = false
     let device = SimulatedDevicePair(
-      periodFrames: configuration.periodFrames, clock: .freeRunning, format: .float, room: room)
+      periodFrames: configuration.periodFrames, clock: .handStepped, format: .float, room: room)
     var jobSettings = LiveJobSettings()
     jobSettings.live = settings
     jobSettings.duration = seconds
@@ -52,6 +57,8 @@ enum RoomRunner {
     let observer = RoomObserver(printer: printer, showsMeter: showsMeter)
     let outcome: LiveJob<SimulatedDevicePair>.Outcome
     do {
+      let stepper = RoomStepper(device: device, processor: job.processor)
+      defer { stepper.stop() }
       outcome = try job.run(observer: observer)
     } catch { throw CommandFailure(message: error.commandLineMessage) }
     let notches = observer.notches
@@ -99,4 +106,35 @@ private final class RoomObserver: LiveJobObserver {
   }
 
   func shouldStop() -> Bool { interruptRequested.load(ordering: .relaxed) }
+}
+
+/// Steps the simulated room's devices a control cycle (four periods) at a
+/// time on a thread of its own and, between steps, runs the guard's
+/// learning, which on real devices keeps pace on the control thread.
+private final class RoomStepper: @unchecked Sendable {
+  static let periodsPerCycle = 4
+  private let stopped = Atomic<Bool>(false)
+  private let done = DispatchSemaphore(value: 0)
+
+  init(device: SimulatedDevicePair, processor: LiveProcessor) {
+    let thread = Thread { [self] in
+      var stepped = 0
+      while !stopped.load(ordering: .acquiring) {
+        stepped += Self.periodsPerCycle
+        device.advance(periods: Self.periodsPerCycle)
+        while !device.waitUntilCompleted(stepped, timeout: 0.05) {
+          if stopped.load(ordering: .acquiring) { break }
+        }
+        processor.learnLoop()
+      }
+      done.signal()
+    }
+    thread.start()
+  }
+
+  /// Stops stepping and waits for the thread to end.
+  func stop() {
+    stopped.store(true, ordering: .releasing)
+    done.wait()
+  }
 }

@@ -176,7 +176,7 @@ public final class LiveSession<Backend: DuplexBackend> {
       processor.feedbackEvents.drain { events in
         for event in events { handlers.onFeedback(event) }
       }
-      processor.learnLoop()
+      if processor.settings.learnsOnSessionCycle { processor.learnLoop() }
       processor.analysis?.drain { samples in
         arrived()
         var count = samples.count

@@ -45,5 +45,18 @@ import Testing
       FeedbackEventFormat.text(event) == "feedback at 2.00 s: notch at 3164 Hz, -6 dB (ring-out)")
     let found = HowlGuardEvent(action: .notch, time: 1, frequency: 500, depth: -9, growth: 30)
     #expect(!FeedbackEventFormat.json(found).contains("planned"))
+    #expect(!FeedbackEventFormat.json(event).contains("learned"))
+  }
+
+  @Test func learnedActionsSayTheLoopWasLearned() throws {
+    let event = HowlGuardEvent(
+      action: .deepen, time: 4.01, frequency: 2178, depth: -6, growth: .nan, isPlanned: true,
+      isLearned: true)
+    let line = FeedbackEventFormat.json(event)
+    #expect(line.hasSuffix(#""action":"deepen","planned":true,"learned":true}"#), "\(line)")
+    #expect(try JSONSerialization.jsonObject(with: Data(line.utf8)) is [String: Any])
+    #expect(
+      FeedbackEventFormat.text(event)
+        == "feedback at 4.01 s: notch at 2178 Hz deepened to -6 dB (learned loop)")
   }
 }
