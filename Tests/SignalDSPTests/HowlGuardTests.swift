@@ -329,4 +329,59 @@ import Testing
     #expect(planned >= 2)
     #expect(allocations == 0)
   }
+
+  /// A learned plan acts only when the gain jumps: eased up 1 dB a second
+  /// past where the plan starts, the output stays untouched; a jump of
+  /// 6 dB brings the notches in during the first period at the new gain.
+  @Test func aLearnedPlanActsOnlyWhenTheGainJumps() throws {
+    let plan = try Self.ringOut("living")
+    let howlGuard = HowlGuard(
+      sampleRate: Self.rate, channelCount: 1, maximumFrameCount: 256, learns: true)
+    howlGuard.offerLearnedPlan(plan)
+    let count = Int(6 * Self.rate)
+    let input = [Float](repeating: 0, count: count)
+    let start = plan.firstGain - 3
+    let (_, eased) = Self.run(input, howlGuard) { start + $0 }
+    #expect(eased.isEmpty, "acted while eased up: \(eased.first!)")
+    let low = plan.firstGain - 3
+    let jump = 1.0
+    let again = HowlGuard(
+      sampleRate: Self.rate, channelCount: 1, maximumFrameCount: 256, learns: true)
+    again.offerLearnedPlan(plan)
+    let (_, events) = Self.run(Array(input[..<Int(2 * Self.rate)]), again) {
+      $0 < jump ? low : low + 6
+    }
+    let first = try #require(events.first)
+    #expect(first.isPlanned && first.isLearned)
+    // Stamped at the end of the first period at the new gain.
+    let periodStart = (jump * Self.rate / 256).rounded(.up) * 256
+    #expect(abs(first.time - (periodStart + 256) / Self.rate) < 1e-9, "\(first.time)")
+    #expect(again.bank.activeCount == plan.notchCount(try #require(plan.step(at: low + 6))))
+  }
+
+  /// Taking up a learned plan and acting on it allocate nothing on the
+  /// audio thread (the offers come between periods, as from the control thread).
+  @Test func takingUpALearnedPlanNeverAllocates() throws {
+    let plan = try Self.ringOut("office")
+    let howlGuard = HowlGuard(
+      sampleRate: Self.rate, channelCount: 1, maximumFrameCount: 256, learns: true)
+    var samples = Self.noise(count: 256 * 40, level: -50, seed: 3)
+    var allocations = 0
+    samples.withUnsafeMutableBufferPointer { buffer in
+      for period in 0..<40 {
+        if period % 10 == 0 { howlGuard.offerLearnedPlan(plan) }
+        allocation_counter_watch_current_thread(1)
+        howlGuard.process(
+          buffer.baseAddress! + 256 * period, frameCount: 256,
+          time: Double(256 * period) / Self.rate,
+          gainDecibels: plan.firstGain - 3 + (period >= 20 ? 8 : 0)
+        ) { _ in }
+        allocations += allocation_counter_thread_count()
+        allocation_counter_watch_current_thread(0)
+      }
+    }
+    howlGuard.releaseRetiredPlan()
+    #expect(allocations == 0)
+    #expect(howlGuard.bank.activeCount > 0)
+  }
 }
