@@ -240,4 +240,37 @@ import Testing
     #expect(result.status == 1 && result.errorLines.count == 1)
     #expect(result.errorOutput.contains("resample"), "\(result.errorOutput)")
   }
+
+  /// The living room run 6 dB under its limit for 3 s: the guard learns
+  /// the loop from what it plays and hears, and when the gain jumps 9 dB
+  /// its learned notches go in during the first period at the new gain —
+  /// with `--learn-loop off` the howl must first be heard growing.
+  @Test func aLearnedLoopIsNotchedAheadWhenTheGainJumps() throws {
+    let talker = file("talker.wav")
+    try MicLoopBinary.shell([
+      "sox", "-V1", "-R", "-n", "-r", "48000", "-b", "32", "-e", "floating-point", "-c", "1",
+      talker, "synth", "5", "whitenoise", "vol", "0.017",
+    ])
+    func run(_ learning: String) throws -> (feedback: [[String: Any]], peak: Double) {
+      let result = try MicLoopBinary.run([
+        "loopback", "--input", talker, "--room", Self.room("living"), "--gain-db", "-2.7,6.3@3",
+        "--learn-loop", learning, "--json",
+      ])
+      #expect(result.status == 0, "\(result.errorOutput)")
+      let lines = objects(result.output)
+      let summary = try #require(lines.last { $0["event"] as? String == "room" })
+      return (
+        lines.filter { $0["event"] as? String == "feedback" && ($0["time"] as? Double ?? 0) >= 3 },
+        summary["speaker_peak_dbfs"] as? Double ?? 0
+      )
+    }
+    let learned = try run("on")
+    let first = try #require(learned.feedback.first)
+    #expect(first["learned"] as? Bool == true && first["planned"] as? Bool == true)
+    #expect((first["time"] as? Double ?? 0) < 3.011, "\(first)")
+    let detected = try run("off")
+    let heard = try #require(detected.feedback.first)
+    #expect(heard["learned"] == nil && (heard["time"] as? Double ?? 0) > 3.05, "\(heard)")
+    #expect(learned.peak < detected.peak - 3, "\(learned.peak) vs \(detected.peak) dBFS")
+  }
 }
