@@ -549,18 +549,28 @@ def feedback_section(micloop):
     signals = os.path.join(root, ".build", "feedback-eval")
     if not os.path.exists(os.path.join(signals, "music.wav")):
         sh([sys.executable, os.path.join(root, "Scripts", "feedback_signals.py"), signals])
-    def table(section):
+    def tables(section):
+        """Each table the evaluator prints, after the line that says what it is."""
         out = sh([evaluator, "--rooms", os.path.join(root, "Tests", "Fixtures", "rooms"), "--signals", signals,
                   "--only", section]).stdout
-        return [line for line in out.splitlines() if line.startswith("|")]
+        lines, caption = [], None
+        for line in out.splitlines():
+            if line.startswith("|"):
+                if caption is not None:
+                    lines += ["", caption, ""]
+                    caption = None
+                lines.append(line)
+            elif line.strip() and not line.startswith(" "):
+                caption = line.strip()
+        return lines
     return [
-        "## Feedback guard: cost per period",
+        "## Feedback guard: cost",
         "",
         "`HowlGuard.process` on 10 s of white noise at 48 kHz, best of three runs, in microseconds per period: "
         "with no notch set (the detector alone: a 4096-point FFT every 256 frames and its bookkeeping) and with "
-        "all eight notches set. The share is of the period's own duration.",
-        "",
-    ] + table("bench") + [
+        "all eight notches set. The share is of the period's own duration. Learning the loop runs on the control "
+        "thread: its cost per second of audio follows.",
+    ] + tables("bench") + [
         "",
         "## Feedback guard: time to act",
         "",
@@ -570,8 +580,7 @@ def feedback_section(micloop):
         "in dB, fitted 10–30 dB over that level, met with it; frame centres; never before the step). Targets: "
         "the first notch or duck within 100 ms (+3 dB) and 50 ms (+6 dB) of that, the howl (noise talker) never "
         "more than 10 dB over its level without the loop.",
-        "",
-    ] + table("act") + [""]
+    ] + tables("act") + [""]
 
 
 def main():
