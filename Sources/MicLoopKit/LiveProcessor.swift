@@ -380,7 +380,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
       var heard: Float = 0
       for channel in 0..<inChannels { heard += input[frame * inChannels + channel] }
       pairs[2 * frame] = out * playedScale
-      pairs[2 * frame + 1] = heard * heardScale
+      // A damaged float sample must not poison the learner's sums for good.
+      pairs[2 * frame + 1] = heard.isFinite ? heard * heardScale : 0
     }
     periodGain.store(
       (Decibels.fromAmplitude(Double(gain.target)) ?? -200).bitPattern, ordering: .relaxed)
