@@ -69,6 +69,30 @@ import Testing
   /// The guarded loopback in a room that howls: notches placed, deepened and
   /// lifted, the duck down and back up, gains switched on schedule — on the
   /// audio thread, without one allocation.
+  /// Starts `processor` on a hand-stepped simulated device pair in a room
+  /// (256-frame periods, two of playback buffering), its audio-thread
+  /// allocations counted.
+  static func startInRoom(_ processor: LiveProcessor, response: [Float], talker: [Float]) throws
+    -> (
+      DuplexUnit<SimulatedDevicePair, WatchedClient<LiveProcessor>>, SimulatedDevicePair,
+      WatchedClient<LiveProcessor>
+    )
+  {
+    let client = WatchedClient(processor)
+    var configuration = DuplexConfiguration(.duplex)
+    configuration.periodFrames = 256
+    configuration.periodCount = 2
+    configuration.alsa.usesRealtimePriority = false
+    configuration.settlingTime = 0
+    let device = SimulatedDevicePair(
+      periodFrames: 256, format: .float,
+      room: SimulatedRoom(impulseResponse: response, talker: talker))
+    let unit = DuplexUnit(configuration: configuration, backend: device, client: client)
+    try unit.initialize()
+    try unit.start()
+    return (unit, device, client)
+  }
+
   @Test func guardedLoopbackNeverAllocatesWhileItHowls() throws {
     let response = try RoomFixtures.response("living")
     var random = SplitMix(seed: 31)
@@ -94,16 +118,7 @@ import Testing
     guardSettings.duckLevel = 0
     settings.feedbackGuard = guardSettings
     let processor = LiveProcessor(settings: settings)
-    let client = WatchedClient(processor)
-    var configuration = DuplexConfiguration(.duplex)
-    configuration.alsa.usesRealtimePriority = false
-    configuration.settlingTime = 0
-    let device = SimulatedDevicePair(
-      periodFrames: 256, format: .float,
-      room: SimulatedRoom(impulseResponse: response, talker: talker))
-    let unit = DuplexUnit(configuration: configuration, backend: device, client: client)
-    try unit.initialize()
-    try unit.start()
+    let (unit, device, client) = try Self.startInRoom(processor, response: response, talker: talker)
     var actions = Set<HowlGuardEvent.Action>()
     for step in 1...30 {
       device.advance(periods: 50)
@@ -136,18 +151,7 @@ import Testing
     settings.gainChanges = [GainChange(time: 4, decibels: limit + 3)]
     settings.feedbackGuard = HowlGuardSettings()
     let processor = LiveProcessor(settings: settings)
-    let client = WatchedClient(processor)
-    var configuration = DuplexConfiguration(.duplex)
-    configuration.periodFrames = 256
-    configuration.periodCount = 2
-    configuration.alsa.usesRealtimePriority = false
-    configuration.settlingTime = 0
-    let device = SimulatedDevicePair(
-      periodFrames: 256, format: .float,
-      room: SimulatedRoom(impulseResponse: response, talker: talker))
-    let unit = DuplexUnit(configuration: configuration, backend: device, client: client)
-    try unit.initialize()
-    try unit.start()
+    let (unit, device, client) = try Self.startInRoom(processor, response: response, talker: talker)
     var events = [HowlGuardEvent]()
     var stepped = 0
     // Four periods per control cycle, as the live session's 20 ms cycle keeps pace.
