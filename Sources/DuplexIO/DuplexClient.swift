@@ -57,11 +57,20 @@ public struct IOFormat: Sendable, Equatable {
   public var output: StreamFormat?
   /// The most frames a callback is ever given.
   public var maximumFrameCount: Int
+  /// The fewest frames from a captured frame to the moment an output
+  /// rendered in the same period can be played: the unit's own buffering
+  /// (a capture period and the playback pre-fill), or one cycle when it runs
+  /// inside a sound server's. Anything heard sooner did not come from the speaker.
+  public var loopDelayFrames: Int
 
-  public init(input: StreamFormat?, output: StreamFormat?, maximumFrameCount: Int) {
+  public init(
+    input: StreamFormat?, output: StreamFormat?, maximumFrameCount: Int,
+    loopDelayFrames: Int? = nil
+  ) {
     self.input = input
     self.output = output
     self.maximumFrameCount = maximumFrameCount
+    self.loopDelayFrames = loopDelayFrames ?? maximumFrameCount
   }
 }
 

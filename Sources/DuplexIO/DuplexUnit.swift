@@ -117,7 +117,8 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       output: granted.outputFormat.map { _ in
         StreamFormat(sampleRate: granted.sampleRate, channelCount: granted.outputChannelCount)
       },
-      maximumFrameCount: granted.maximumPeriodFrames)
+      maximumFrameCount: granted.maximumPeriodFrames,
+      loopDelayFrames: granted.isServerCycle ? granted.periodFrames : granted.loopBufferFrames)
     self.format = format
     client.prepare(for: format)
   }

@@ -180,6 +180,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   private var learnedPlayed = [Float]()
   private var learnedHeard = [Float]()
   private var learnedSinceSolve = false
+  /// The fewest frames in which the speaker's sound can come back (control thread).
+  private var loopDelay = 0
   /// Frames processed when the last solution was started.
   private var solveStarted = Int.min / 2
   /// The job's length in frames: input past it is still passed to the
@@ -261,7 +263,9 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
           learns
           ? LoopLearner(
             length: Int(guardSettings.learnedDuration * Double(format.sampleRate)),
-            delay: maximumPeriod, sampleRate: Double(format.sampleRate)) : nil
+            delay: max(1, Int(guardSettings.learnedFirstLag * Double(format.sampleRate))),
+            sampleRate: Double(format.sampleRate)) : nil
+        loopDelay = granted.loopDelayFrames
         loopPairs = learns ? SPSCRing(capacity: 2 * 4 * format.sampleRate) : nil
       }
     }
@@ -417,8 +421,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     learnedSinceSolve = false
     let gain = Double(bitPattern: periodGain.load(ordering: .relaxed))
     if let plan = LearnedLoop.plan(
-      impulseResponse: response, delay: learner.delay, sampleRate: Double(format.sampleRate),
-      gainDecibels: gain,
+      impulseResponse: response, delay: learner.delay, minimumDelay: loopDelay,
+      sampleRate: Double(format.sampleRate), gainDecibels: gain,
       settings: settings)
     {
       howlGuard.offerLearnedPlan(plan)

@@ -327,9 +327,9 @@ public final class HowlGuard: @unchecked Sendable {
         detector.forget(around: notch.frequency, octaves: halfWidth)
       }
       plannedStep = step
-      plannedDuck = min(settings.maximumDuck, duckNeeded)
-      if plannedDuck > duckDepth {
-        duckDepth = plannedDuck
+      let duck = min(settings.maximumDuck, duckNeeded)
+      if duck > duckDepth {
+        duckDepth = duck
         lastDuck = now
         lastDuckRelease = now
         rampDuck()
@@ -338,7 +338,13 @@ public final class HowlGuard: @unchecked Sendable {
             action: .duck, time: now, frequency: .nan, depth: -duckDepth, growth: .nan,
             isPlanned: true, isLearned: isLearned))
       }
+      // A measured plan holds its duck and notches while the gain needs them;
+      // a learned one may be wrong (what a talker leaves predictable looks
+      // like a loop): they lift as found ones do, and a real loop that grows
+      // again is found.
+      plannedDuck = isLearned ? 0 : duck
     }
+    guard !isLearned else { return }
     for index in 0..<count where plannedSlots[index] >= 0 {
       lastActivity[plannedSlots[index]] = now
       lastLift[plannedSlots[index]] = now

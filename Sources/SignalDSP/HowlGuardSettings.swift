@@ -96,6 +96,8 @@ public struct HowlGuardSettings: Sendable, Equatable {
   /// Learned crossings under this frequency (Hz) are not read: a voice's
   /// and the mains' low harmonics bias the learner there most.
   public var learnedLowest = 300.0
+  /// The first lag learned (s): past what the whitening predictor reaches.
+  public var learnedFirstLag = 0.001
   /// A learned plan acts only after the gain jumps: rises more than this
   /// (dB) faster than `learnedRise` per `learnedRiseTime` seconds. A slow
   /// rise makes a slowly growing howl, which detection catches; a jump

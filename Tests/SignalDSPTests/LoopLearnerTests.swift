@@ -106,13 +106,15 @@ import Testing
     let limit = -20 * log10(0.25)
     let plan = try #require(
       LearnedLoop.plan(
-        impulseResponse: response, delay: 256, sampleRate: Self.rate, gainDecibels: limit - 6,
+        impulseResponse: response, delay: 256, minimumDelay: 256, sampleRate: Self.rate,
+        gainDecibels: limit - 6,
         settings: settings))
     #expect(abs(plan.maximumStableGain - limit) < 0.1)
     #expect(abs(plan.firstGain - (limit - settings.learnedMargin)) < 0.1)
     #expect(
       LearnedLoop.plan(
-        impulseResponse: response, delay: 256, sampleRate: Self.rate, gainDecibels: limit - 1,
+        impulseResponse: response, delay: 256, minimumDelay: 256, sampleRate: Self.rate,
+        gainDecibels: limit - 1,
         settings: settings) == nil)
   }
 }
