@@ -93,9 +93,13 @@ public struct HowlGuardSettings: Sendable, Equatable {
   /// loop is running at is not believed (a loop that close would ring):
   /// it is a held note or a voice the learner took for the loop.
   public var learnedPlausibility = 2.0
-  /// Learned crossings under this frequency (Hz) are not read: a voice's
-  /// and the mains' low harmonics bias the learner there most.
+  /// Learned crossings are read between these frequencies (Hz): under the
+  /// lowest a voice's and the mains' low harmonics bias the learner most;
+  /// over the highest a room's loop is weak (the air and the speaker's
+  /// beaming take it) and what the learner finds there is mostly its own
+  /// error.
   public var learnedLowest = 300.0
+  public var learnedHighest = 8_000.0
   /// The first lag learned (s): past what the whitening predictor reaches.
   public var learnedFirstLag = 0.001
   /// A learned plan acts only after the gain jumps: rises more than this

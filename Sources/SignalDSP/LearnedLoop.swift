@@ -40,7 +40,8 @@ public enum LearnedLoop {
       var spectrum = LoopSpectrum(
         impulseResponse: loop, sampleRate: sampleRate, delay: delay + split,
         lowest: settings.learnedLowest,
-        highest: 0.9 * ExponentialSweep.band(sampleRate: sampleRate).high)
+        highest: min(
+          settings.learnedHighest, 0.9 * ExponentialSweep.band(sampleRate: sampleRate).high))
     else { return nil }
     let width = silencedWidths * settings.notchHalfWidth
     let ceiling = Decibels.amplitude(-settings.learnedPlausibility - gainDecibels)

@@ -104,7 +104,8 @@ let tunable: [String: WritableKeyPath<HowlGuardSettings, Double>] = [
   "alertRise": \.alertRise, "alertDuration": \.alertDuration, "duckInterval": \.duckInterval,
   "learnedMargin": \.learnedMargin, "learnedPlausibility": \.learnedPlausibility,
   "learnedRise": \.learnedRise, "learnedRiseTime": \.learnedRiseTime,
-  "learnedLowest": \.learnedLowest, "learnedSeconds": \.learnedSeconds,
+  "learnedLowest": \.learnedLowest, "learnedHighest": \.learnedHighest,
+  "learnedSeconds": \.learnedSeconds,
 ]
 while !arguments.isEmpty {
   let flag = arguments.removeFirst()
