@@ -94,7 +94,9 @@ func duplexConfiguration(channels: Int = 1) -> DuplexConfiguration {
       client.preparedFormats == [
         IOFormat(
           input: StreamFormat(sampleRate: 44_100, channelCount: 2),
-          output: StreamFormat(sampleRate: 44_100, channelCount: 2), maximumFrameCount: 96)
+          output: StreamFormat(sampleRate: 44_100, channelCount: 2), maximumFrameCount: 96,
+          // The capture period and the playback pre-fill (two periods).
+          loopDelayFrames: 96 + 2 * 96)
       ])
     #expect(unit.format == client.preparedFormats.first)
     try unit.start()
