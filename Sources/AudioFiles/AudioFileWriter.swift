@@ -34,18 +34,21 @@ public final class AudioFileWriter {
   public private(set) var framesWritten: Int64 = 0
   private var file: OpaquePointer?
 
-  /// - Parameter broadcast: a Broadcast Wave `bext` chunk to write in a
-  ///   WAV/RF64 file (ignored by other containers).
+  /// - Parameters:
+  ///   - broadcast: a Broadcast Wave `bext` chunk to write in a WAV/RF64
+  ///     file (ignored by other containers).
+  ///   - typeName: the name whose extension chooses the container, when
+  ///     `path` is a temporary name (by default `path`).
   public init(
     path: String, sampleRate: Double, channelCount: Int, encoding: AudioFileEncoding = .pcm16,
-    broadcast: BroadcastInfo? = nil
+    broadcast: BroadcastInfo? = nil, typeName: String? = nil
   )
     throws(AudioFileError)
   {
     self.path = path
     self.sampleRate = sampleRate
     self.channelCount = channelCount
-    let lowered = path.lowercased()
+    let lowered = (typeName ?? path).lowercased()
     func has(_ suffix: String) -> Bool { lowered.hasSuffix(suffix) }
     // RF64 that writes itself as a plain WAV while the data fits in 4 GiB:
     // a long recording goes on past 4 GiB instead of wrapping the size.

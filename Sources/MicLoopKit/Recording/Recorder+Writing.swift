@@ -212,6 +212,7 @@ extension Recorder {
       let path = directory + "/" + name
       return access(path + "." + fileExtension, F_OK) == 0
         || access(path + ".part." + fileExtension, F_OK) == 0 || access(path + ".json", F_OK) == 0
+        || access(path + ".part." + fileExtension + RecordingFile.openingSuffix, F_OK) == 0
     }
     while taken(name) {
       attempt += 1

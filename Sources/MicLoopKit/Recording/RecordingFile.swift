@@ -8,7 +8,10 @@ import DuplexIO
 /// One file being recorded: written as `NAME.part.EXT` through
 /// `AudioFileWriter` (header true after every block, a `bext` chunk with the
 /// first sample's time), forced to disk at a bounded cadence, closed, and
-/// renamed to `NAME.EXT` once its sidecar is written. Control thread.
+/// renamed to `NAME.EXT` once its sidecar is written. Until its first block
+/// is written it is `NAME.part.EXT.opening`: a process killed while the
+/// header was being made, or before any audio, leaves no `.part` file that
+/// is not a whole one. Control thread.
 final class RecordingFile {
   /// The name relative to the recording directory, without extension.
   let name: String
@@ -25,8 +28,14 @@ final class RecordingFile {
   private let bytesPerFrame: Int
   /// Frames written.
   private(set) var frames: Int64 = 0
+  /// Whether the file still has its opening name (no block written yet).
+  private var isOpening = true
 
   var partPath: String { directory + "/" + name + ".part." + fileExtension }
+  /// Where the file is until its first block is written.
+  var openingPath: String { partPath + Self.openingSuffix }
+  /// Ends the name of a file that has not had its first block yet.
+  static let openingSuffix = ".opening"
   var finalPath: String { directory + "/" + name + "." + fileExtension }
   var sidecarPath: String { directory + "/" + name + ".json" }
   var fileName: String { name + "." + fileExtension }
@@ -49,9 +58,10 @@ final class RecordingFile {
       }
     bytesPerFrame = sampleBytes * channelCount
     Self.makeParent(of: directory + "/" + name)
+    let part = directory + "/" + name + ".part." + fileExtension
     writer = try AudioFileWriter(
-      path: directory + "/" + name + ".part." + fileExtension, sampleRate: sampleRate,
-      channelCount: channelCount, encoding: encoding, broadcast: broadcast)
+      path: part + Self.openingSuffix, sampleRate: sampleRate, channelCount: channelCount,
+      encoding: encoding, broadcast: broadcast, typeName: part)
   }
 
   /// Bytes `frames` more frames add at most.
@@ -62,6 +72,13 @@ final class RecordingFile {
     guard let writer else { throw .writeFailed(path: partPath, reason: "the file is closed") }
     defer { frames = writer.framesWritten }
     try writer.write(samples, frameCount: frameCount)
+    // Its header now counts a block: the file takes its `.part` name.
+    if isOpening && writer.framesWritten > 0 {
+      guard rename(openingPath, partPath) == 0 else {
+        throw .writeFailed(path: partPath, reason: String(cString: strerror(errno)))
+      }
+      isOpening = false
+    }
   }
 
   /// Forces the data to disk when `interval` seconds have passed since the last time.
@@ -79,7 +96,9 @@ final class RecordingFile {
   }
 
   /// The bytes the file takes on disk now.
-  var diskBytes: Int64 { Self.diskBytes(of: writer == nil ? finalOrPart : partPath) }
+  var diskBytes: Int64 {
+    Self.diskBytes(of: isOpening ? openingPath : writer == nil ? finalOrPart : partPath)
+  }
 
   private var finalOrPart: String {
     access(finalPath, F_OK) == 0 ? finalPath : partPath
@@ -110,7 +129,7 @@ final class RecordingFile {
   /// Removes the file (one that never got a frame).
   func discard() {
     closeAudio()
-    unlink(partPath)
+    unlink(isOpening ? openingPath : partPath)
   }
 
   /// Bytes a file takes on disk (its blocks), 0 when missing.
