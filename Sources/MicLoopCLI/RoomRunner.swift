@@ -19,12 +19,6 @@ enum RoomRunner {
   ) throws {
     let response = try RoomFiles.response(roomPath)
     let talker = try RoomFiles.talker(talkerPath, rate: response.rate, room: roomPath)
-    if let plan = settings.feedbackRingOut, plan.sampleRate != Double(response.rate) {
-      throw CommandFailure(
-        message:
-          "the --ring-out response is \(Int(plan.sampleRate)) Hz but the room \(roomPath) is \(response.rate) Hz; measure the loop in that room (micloop latency --room \(roomPath) --save-ir FILE)"
-      )
-    }
     var configuration = configuration
     configuration.sampleRate = response.rate
     configuration.direction = .duplex
@@ -49,6 +43,11 @@ enum RoomRunner {
     let job: LiveJob<SimulatedDevicePair>
     do {
       job = try LiveJob(configuration: configuration, settings: jobSettings) { device }
+    } catch .ringOutRate(let planRate, let roomRate) {
+      throw CommandFailure(
+        message:
+          "the --ring-out response is \(planRate) Hz but the room \(roomPath) is \(roomRate) Hz; measure the loop in that room (micloop latency --room \(roomPath) --save-ir FILE)"
+      )
     } catch { throw CommandFailure(message: error.commandLineMessage) }
     let printer = LivePrinter(json: json)
     if let granted = job.granted {

@@ -270,7 +270,7 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
       }
     }
     pairs.deallocate()
-    pairFrames = 2 * maximumPeriod
+    pairFrames = loopPairs == nil ? 0 : 2 * maximumPeriod
     pairs = .allocate(capacity: 2 * pairFrames)
     pairs.initialize(repeating: 0, count: 2 * pairFrames)
     let ringFrames = Int(settings.recordingBuffer * Double(format.sampleRate))
@@ -351,9 +351,11 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
       gain.set(changeGains[nextChange])
       nextChange += 1
     }
+    // The gain after the guard, dB, for the guard and the loop's learner.
+    var level = -Double.infinity
     if let howlGuard, howlGuard.channelCount == outChannels {
       gain.update()
-      let level = Decibels.fromAmplitude(Double(gain.target)) ?? -.infinity
+      level = Decibels.fromAmplitude(Double(gain.target)) ?? -.infinity
       let events = feedbackEvents
       howlGuard.process(
         destination, frameCount: frameCount,
@@ -365,14 +367,17 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
       for i in 0..<frameCount * outChannels { destination[i] = SoftLimiter.limit(destination[i]) }
     }
     if let loopPairs, let howlGuard, howlGuard.isIdle {
-      pushPairs(loopPairs, played: destination, channels: outChannels, frameCount: frameCount)
+      pushPairs(
+        loopPairs, played: destination, channels: outChannels, frameCount: frameCount,
+        gainDecibels: level)
     }
     isSilence = false
   }
 
   /// Pushes (played, heard) mono pairs of this period for the learner.
   private func pushPairs(
-    _ ring: SPSCRing<Float>, played: UnsafeMutablePointer<Float>, channels: Int, frameCount: Int
+    _ ring: SPSCRing<Float>, played: UnsafeMutablePointer<Float>, channels: Int, frameCount: Int,
+    gainDecibels: Double
   ) {
     let frames = min(frameCount, pairFrames)
     let inChannels = format.channelCount
@@ -387,8 +392,7 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
       // A damaged float sample must not poison the learner's sums for good.
       pairs[2 * frame + 1] = heard.isFinite ? heard * heardScale : 0
     }
-    periodGain.store(
-      (Decibels.fromAmplitude(Double(gain.target)) ?? -200).bitPattern, ordering: .relaxed)
+    periodGain.store(gainDecibels.bitPattern, ordering: .relaxed)
     ring.push(pairs, count: 2 * frames)
   }
 

@@ -286,12 +286,9 @@ public final class HowlGuard: @unchecked Sendable {
   /// and keeps them from lifting while the gain needs them.
   private func applyPlan(gainDecibels: Double, emit: (HowlGuardEvent) -> Void) {
     let isLearned = self.ringOut == nil
-    guard let ringOut = plan, !isLearned || jumpGain > -.infinity else {
-      plannedStep = -1
-      plannedDuck = 0
-      return
-    }
-    guard let step = ringOut.step(at: gainDecibels) else {
+    guard let ringOut = plan, !isLearned || jumpGain > -.infinity,
+      let step = ringOut.step(at: gainDecibels)
+    else {
       plannedStep = -1
       plannedDuck = 0
       return

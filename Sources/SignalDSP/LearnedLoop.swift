@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// A ring-out plan from a loop response the guard learned while the loop
 /// ran (`LoopLearner`), trusted only where it is plausible:
 ///
@@ -34,7 +30,6 @@ public enum LearnedLoop {
     gainDecibels: Double, settings: HowlGuardSettings
   ) -> RingOutPlan? {
     let split = min(impulseResponse.count, max(0, minimumDelay - delay))
-    let early = Array(impulseResponse[..<split])
     let loop = Array(impulseResponse[split...])
     guard
       var spectrum = LoopSpectrum(
@@ -52,20 +47,5 @@ public enum LearnedLoop {
       silenced += 1
     }
     return RingOutPlan(spectrum: spectrum, margin: settings.learnedMargin, settings: settings)
-  }
-
-  /// |Σ response[k] e^(−jω(k + first))| at `frequency`.
-  static func magnitude(
-    of response: [Float], from first: Int, at frequency: Double, sampleRate: Double
-  ) -> Double {
-    let w = 2 * Double.pi * frequency / sampleRate
-    var re = 0.0
-    var im = 0.0
-    for (index, value) in response.enumerated() {
-      let phase = w * Double(index + first)
-      re += Double(value) * cos(phase)
-      im -= Double(value) * sin(phase)
-    }
-    return (re * re + im * im).squareRoot()
   }
 }

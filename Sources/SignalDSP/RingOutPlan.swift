@@ -64,13 +64,8 @@ public final class RingOutPlan: @unchecked Sendable {
   }
 
   /// The plan for the loop whose response is `spectrum`, keeping every
-  /// crossing `margin` dB under its limit, up to `lastGain` dB (by default
-  /// `ringOutRange` over the loop's limit; a higher gain keeps the last
-  /// step); `nil` when it has no crossing.
-  public init?(
-    spectrum: LoopSpectrum, margin: Double, lastGain: Double? = nil,
-    settings: HowlGuardSettings
-  ) {
+  /// crossing `margin` dB under its limit; `nil` when it has no crossing.
+  public init?(spectrum: LoopSpectrum, margin: Double, settings: HowlGuardSettings) {
     var spectrum = spectrum
     guard let worst = spectrum.worstCrossing, worst.gain > 0 else { return nil }
     let sampleRate = spectrum.sampleRate
@@ -80,8 +75,7 @@ public final class RingOutPlan: @unchecked Sendable {
     capacity = settings.notchCount
     gainStep = settings.ringOutGainStep
     firstGain = maximumStableGain - margin
-    let last = lastGain ?? (maximumStableGain + settings.ringOutRange)
-    stepCount = max(1, Int(((last - firstGain) / gainStep + 1e-9).rounded(.down)) + 1)
+    stepCount = max(1, Int(((settings.ringOutRange + margin) / gainStep).rounded()) + 1)
     notchCounts = .allocate(capacity: stepCount)
     frequencies = .allocate(capacity: stepCount * max(1, capacity))
     depths = .allocate(capacity: stepCount * max(1, capacity))
