@@ -70,6 +70,11 @@ INDEPENDENT_SPEAKERS = {
 }
 INDEPENDENT_PACKAGES = list(INDEPENDENT_SPEAKERS.values())
 GROUPS = HALVES + (INDEPENDENT,)
+
+
+def group_name(which):
+    """How a group is named in a line: "tune half", "check half", "independent"."""
+    return f"{which} half" if which in HALVES else which
 # A 30 s reading, no noise, on which talk detection is known to fail.
 CONGRATS = ("en", "demo-congrats")
 

@@ -223,20 +223,16 @@ def render(rows, mistakes):
     return lines
 
 
-def group_name(which):
-    return which if which == real_corpus.INDEPENDENT else f"{which} half"
-
-
 def failures(rows):
     problems = []
     for r in rows:
         if r["tool"] != "micloop":
             continue
         if r["right"] < TARGET_RIGHT:
-            problems.append(f"{group_name(r['half'])}, under {r['background']}: {r['right']}/{r['sent']} keys right "
+            problems.append(f"{real_corpus.group_name(r['half'])}, under {r['background']}: {r['right']}/{r['sent']} keys right "
                             f"< {TARGET_RIGHT}")
         if r["extra"] > TARGET_EXTRA:
-            problems.append(f"{group_name(r['half'])}, under {r['background']}: {r['extra']} extra keys > {TARGET_EXTRA}")
+            problems.append(f"{real_corpus.group_name(r['half'])}, under {r['background']}: {r['extra']} extra keys > {TARGET_EXTRA}")
     return problems
 
 

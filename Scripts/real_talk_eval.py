@@ -582,7 +582,7 @@ def shortfalls(table, congrats, above, groups, quiet_f1, false_talk, segments, o
     problems = []
     for which, detectors in table.items():
         ours = detectors[MICLOOP]
-        which = f"{which} half" if which in real_corpus.HALVES else which
+        which = real_corpus.group_name(which)
         for group in groups:
             for peer in above:
                 if ours[group]["f1"] <= detectors[peer][group]["f1"]:
