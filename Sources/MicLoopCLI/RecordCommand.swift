@@ -116,12 +116,12 @@ struct Record: ParsableCommand {
     help: "Delete closed recordings older than this many days.")
   var keepDays: Double?
   @Option(
-    name: .customLong("max-bytes"),
+    name: .customLong("max-bytes"), parsing: .unconditional,
     help:
       "Keep recordings and indexes in --dir under this size (e.g. 30M, 2G), deleting the oldest.")
   var maxBytes: ByteCount?
   @Option(
-    name: .customLong("min-free"),
+    name: .customLong("min-free"), parsing: .unconditional,
     help: "Keep this much free on the disk (e.g. 1G), deleting the oldest recordings.")
   var minFree: ByteCount?
   @Option(
@@ -155,6 +155,11 @@ struct Record: ParsableCommand {
     try hang.require("--hang", atLeast: 0.01, atMost: 60)
     try minimum.require("--min", atLeast: 0, atMost: 60)
     try maximum.require("--max", atLeast: 1, atMost: 86_400)
+    if minimum.value > maximum.value {
+      throw ValidationError(
+        "--min \(minimum.value) s is longer than --max \(maximum.value) s: every transmission would be a blip; give --min at most --max"
+      )
+    }
     try callHang.require("--call-hang", atLeast: 0, atMost: 60)
     try sync.require("--sync", atLeast: 0.1, atMost: 3_600)
     try onCloseTimeout.require("--on-close-timeout", atLeast: 0.1, atMost: 86_400)
@@ -180,6 +185,9 @@ struct Record: ParsableCommand {
     if let maxBytes, maxBytes.value < 1 << 20 {
       throw ValidationError("--max-bytes must be at least 1M, for example 30M or 2G")
     }
+    if let minFree, minFree.value < 0 {
+      throw ValidationError("--min-free must be 0 or more, for example 1G")
+    }
     if inputStart != nil && input == nil {
       throw ValidationError("--input-start places a file's first sample; add --input FILE")
     }
@@ -193,7 +201,10 @@ struct Record: ParsableCommand {
     if fileType == .flac, encoding == .float {
       throw ValidationError("FLAC holds integers; use --encoding s16 or s24 with --file-type flac")
     }
-    try naming.check()
+    if let label, label.isEmpty || label.contains("/") {
+      throw ValidationError("--label is one word without /, for example north")
+    }
+    do { try naming.check() } catch { throw ValidationError("--name: \(error)") }
   }
 
   private var naming: FileNaming {
@@ -251,7 +262,11 @@ struct Record: ParsableCommand {
         printer.show(event)
         if case .recording(let file) = event { hook?.run(file, recorderClock: clock) }
       }
-    } catch { throw CommandFailure(message: error.description) }
+    } catch {
+      let isData = if case .unsupportedRate = error { true } else { false }
+      throw CommandFailure(
+        message: (isData ? input + ": " : "") + error.description, status: isData ? 65 : 1)
+    }
     let outcome: FileRecording.Outcome
     do {
       outcome = try FileRecording.run(
@@ -266,9 +281,10 @@ struct Record: ParsableCommand {
     }
     StandardOutput.flush()
     hook?.finish()
-    if let problem = outcome.problem {
-      throw CommandFailure(message: problem.description, status: 65)
-    }
+    try CommandFailure.checkDamage(
+      of: input, problem: outcome.problem, invalidSamples: outcome.invalidSamples,
+      treatment:
+        "NaN, infinite or impossibly loud (beyond +60 dBFS) samples were recorded as silence")
     try Self.checkNothingLost(recorder)
   }
 
@@ -313,7 +329,13 @@ struct Record: ParsableCommand {
     fields.tm_hour = Int32(hour)
     fields.tm_min = Int32(minute)
     fields.tm_sec = 0
-    return Double(timegm(&fields)) + second
+    let seconds = timegm(&fields)
+    // timegm carries 30 February into March: a day the month lacks is refused.
+    var back = tm()
+    var time = seconds
+    guard gmtime_r(&time, &back) != nil, back.tm_mday == Int32(day), back.tm_mon == Int32(month - 1)
+    else { return nil }
+    return Double(seconds) + second
   }
 
   /// When a file's first sample was, as far as the file system tells:

@@ -19,8 +19,8 @@ struct ByteCount: ExpressibleByArgument, Sendable {
       scale = Int64(1) << (10 * ("KMGT".distance(from: "KMGT".startIndex, to: power) + 1))
       text = text.dropLast()
     }
-    guard let number = Double(text), number.isFinite, number >= 0,
-      number * Double(scale) < 9e18
+    // A negative size parses, so that validation can say what is wrong with it.
+    guard let number = Double(text), number.isFinite, abs(number * Double(scale)) < 9e18
     else { return nil }
     value = Int64((number * Double(scale)).rounded())
   }

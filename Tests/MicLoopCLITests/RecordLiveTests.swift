@@ -250,6 +250,66 @@ import Testing
     )
   }
 
+  /// Ctrl-Z for 2, 5 and 10 s in the middle of a transmission, with a
+  /// short hang and minimum: the audio the device could not keep is one
+  /// `pause` gap of about that length where the recording was (the
+  /// transmission cut by it closed, ending `gap`); the timeline still
+  /// tiles and spans the wall time the session ran; no file is opened
+  /// twice, and every file opened is closed whole.
+  @Test(arguments: [2.0, 5.0, 10.0])
+  func aPauseOfTheProcessIsAGapInTheIndex(seconds: Double) throws {
+    let devices = try VirtualDevices()
+    let keep = try devices.keepRunning("mic")
+    defer { keep.signal(SIGTERM) }
+    let signal = try scene([(1, 10 + seconds)], seconds: 13 + seconds)
+    let out = file("paused-\(Int(seconds))")
+    let recorder = try startRecorder(
+      on: devices, into: out, ["--hang", "0.3", "--min", "0.1", "--pre-roll", "0.1"])
+    defer { recorder.signal(SIGKILL) }
+    #expect(recorder.waitForOutput("\"session_start\""))
+    let started = Date()
+    let player = try devices.play(signal, into: "mic")
+    defer { player.signal(SIGTERM) }
+    #expect(recorder.waitForOutput("\"open\"", timeout: 30))
+    usleep(2_000_000)
+    recorder.signal(SIGSTOP)
+    usleep(UInt32(seconds * 1_000_000))
+    recorder.signal(SIGCONT)
+    usleep(4_000_000)
+    recorder.signal(SIGINT)
+    let result = recorder.result()
+    let wall = Date().timeIntervalSince(started)
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let lines = RecordCommandTests.lines(result.output)
+    let pauses = RecordCommandTests.events(lines, "gap").filter {
+      $0["reason"] as? String == "pause"
+    }
+    #expect(pauses.count == 1, "\(result.output)")
+    let gap = (pauses.first?["duration"] as? Double) ?? 0
+    // The device keeps up to its buffer of the pause (pulse's may hold more).
+    #expect(gap > seconds - 1.5 && gap < seconds + 0.3, "a \(gap) s gap for \(seconds) s")
+    var position = 0
+    for span in lines {
+      guard let kind = span["event"] as? String,
+        ["recording", "idle", "blip", "gap"].contains(kind)
+      else { continue }
+      #expect(span["start_frame"] as? Int == position, "\(span)")
+      position += span["frames"] as? Int ?? 0
+    }
+    #expect(
+      Double(position) / 48_000 <= wall + 0.5 && Double(position) / 48_000 > wall - 2.5,
+      "the timeline spans \(Double(position) / 48_000) s of \(wall) s")
+    let opened = RecordCommandTests.events(lines, "open").compactMap { $0["file"] as? String }
+    #expect(Set(opened).count == opened.count, "\(opened)")
+    let recordings = RecordCommandTests.events(lines, "recording")
+    #expect(recordings.count == opened.count, "\(result.output)")
+    #expect(recordings.first?["ending"] as? String == "gap", "\(recordings)")
+    for recording in recordings {
+      let name = try #require(recording["file"] as? String)
+      #expect(try MicLoopBinary.samples(out + "/" + name).count == recording["frames"] as? Int)
+    }
+  }
+
   /// Frames of 16-bit mono audio the file holds after its `data` chunk's
   /// header, whatever its header says.
   static func dataFrames(_ path: String) throws -> Int {

@@ -16,7 +16,7 @@ import Testing
   func aFileTakesItsPartNameWithItsFirstBlock(fileExtension: String) throws {
     let directory = try TemporaryDirectory.make()
     let file = try RecordingFile(
-      directory: directory, name: "take", fileExtension: fileExtension, startFrame: 0,
+      directory: directory, base: "take", fileExtension: fileExtension, startFrame: 0,
       startTime: 0, sampleRate: 48_000, channelCount: 1, encoding: .pcm24,
       broadcast: Self.broadcast)
     #expect(access(file.partPath, F_OK) != 0)
@@ -36,7 +36,7 @@ import Testing
   @Test func aFileDiscardedBeforeItsFirstBlockLeavesNothing() throws {
     let directory = try TemporaryDirectory.make()
     let file = try RecordingFile(
-      directory: directory, name: "empty", fileExtension: "wav", startFrame: 0, startTime: 0,
+      directory: directory, base: "empty", fileExtension: "wav", startFrame: 0, startTime: 0,
       sampleRate: 48_000, channelCount: 2, encoding: .pcm16,
       broadcast: Self.broadcast)
     file.discard()

@@ -45,7 +45,13 @@ public struct FileNaming: Sendable, Equatable {
       throw TemplateError(description: "the name ends in a lone %; write %% for a per cent sign")
     }
     if template.hasPrefix("/") || template.split(separator: "/").contains("..") {
-      throw TemplateError(description: "names stay inside --dir: no leading / and no ..")
+      throw TemplateError(
+        description: "names stay inside the recording directory: no leading / and no ..")
+    }
+    if template.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+      throw TemplateError(
+        description:
+          "a name or folder beginning with . would be hidden; begin it with another character")
     }
     if template.isEmpty || template.hasSuffix("/") {
       throw TemplateError(description: "the name template needs a file name after its last /")

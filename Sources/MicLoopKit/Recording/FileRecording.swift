@@ -14,6 +14,9 @@ public enum FileRecording {
     public var summary: SessionSummary
     /// A problem found after reading everything present (a truncated file).
     public var problem: AudioFileError?
+    /// Samples that were not sound (`DamagedSamples`: NaN, ±infinity,
+    /// beyond +60 dBFS), recorded as silence.
+    public var invalidSamples = 0
   }
 
   /// Frames read at a time.
@@ -38,7 +41,8 @@ public enum FileRecording {
         MeterProcessor(
           sampleRate: reader.sampleRate, channelCount: channels,
           settings: recorder.settings.meter, maximumBlock: blockFrames,
-          screensNonFinite: reader.canHoldNonFiniteSamples)
+          // Screened below, before the recorder keeps them.
+          screensNonFinite: false)
       } else { nil }
     func hear(_ event: MeterEvent) {
       switch event {
@@ -48,6 +52,7 @@ public enum FileRecording {
       }
     }
     var stopped = false
+    var invalidSamples = 0
     while true {
       if shouldStop() {
         stopped = true
@@ -55,6 +60,8 @@ public enum FileRecording {
       }
       let frames = try reader.read(into: block, frameCount: blockFrames)
       guard frames > 0 else { break }
+      // Damaged samples become silence before anything hears or keeps them.
+      invalidSamples += SampleScreen.screen(block, count: frames * channels)
       recorder.append(block, frameCount: frames)
       if let meter {
         meter.process(block, frameCount: frames, emit: hear)
@@ -78,6 +85,6 @@ public enum FileRecording {
     if !stopped {
       do { try reader.checkComplete() } catch { problem = error }
     }
-    return Outcome(summary: summary, problem: problem)
+    return Outcome(summary: summary, problem: problem, invalidSamples: invalidSamples)
   }
 }

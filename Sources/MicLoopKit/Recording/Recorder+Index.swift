@@ -34,7 +34,7 @@ extension Recorder {
         summary.blips += 1
         summary.frames += frames
       case .gap(_, let frames, let reason, _):
-        if reason != .deviceLost && reason != .xrun && reason != .overflow {
+        if reason != .deviceLost && reason != .xrun && reason != .overflow && reason != .pause {
           framesLostToDisk += frames
         }
         summary.gaps += 1

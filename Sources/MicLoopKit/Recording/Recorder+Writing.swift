@@ -177,10 +177,9 @@ extension Recorder {
     namedFiles += 1
     let base = settings.naming.name(
       epochSeconds: start, trigger: current!.label, count: namedFiles)
-    let name = uniqueName(base)
     do throws(AudioFileError) {
       let file = try RecordingFile(
-        directory: directory, name: name, fileExtension: settings.container.fileExtension,
+        directory: directory, base: base, fileExtension: settings.container.fileExtension,
         startFrame: frame, startTime: start, sampleRate: sampleRate, channelCount: channelCount,
         encoding: encoding, broadcast: broadcastInfo(start: start, label: current!.label))
       current!.file = file
@@ -189,7 +188,7 @@ extension Recorder {
       store.openBytes = file.diskBytes
       emit(
         .opened(
-          name: name + ".part." + settings.container.fileExtension, startFrame: frame, start: start,
+          name: file.name + ".part." + file.fileExtension, startFrame: frame, start: start,
           trigger: current!.label, part: current!.part))
     } catch {
       let full = store.freeBytes().map { $0 < RecordingStore.reserve * 2 } ?? false
@@ -201,24 +200,6 @@ extension Recorder {
       return
     }
     isShortageReported = false
-  }
-
-  /// `base`, or `base-2`, `base-3` … when a file of that name exists.
-  func uniqueName(_ base: String) -> String {
-    var name = base
-    var attempt = 1
-    let fileExtension = settings.container.fileExtension
-    func taken(_ name: String) -> Bool {
-      let path = directory + "/" + name
-      return access(path + "." + fileExtension, F_OK) == 0
-        || access(path + ".part." + fileExtension, F_OK) == 0 || access(path + ".json", F_OK) == 0
-        || access(path + ".part." + fileExtension + RecordingFile.openingSuffix, F_OK) == 0
-    }
-    while taken(name) {
-      attempt += 1
-      name = base + "-\(attempt)"
-    }
-    return name
   }
 
   /// The `bext` chunk of a file starting at `start` (seconds since 1970).
@@ -233,7 +214,7 @@ extension Recorder {
       }
     return BroadcastInfo(
       description: "micloop record, \(label), first sample at \(time.iso8601)",
-      originator: "micloop",
+      originator: SessionFiles.originator,
       originationDate:
         "\(WallClockTime.pad(time.year, 4))-\(WallClockTime.pad(time.month))-\(WallClockTime.pad(time.day))",
       originationTime:
@@ -295,7 +276,8 @@ extension Recorder {
         item.record.name = item.file.name + ".part." + item.file.fileExtension
         item.record.path = item.file.partPath
       }
-      store.add(audio: item.record.path, sidecar: problemFree(item) ? item.file.sidecarPath : nil)
+      store.add(
+        audio: item.record.path, sidecar: item.file.hasSidecar ? item.file.sidecarPath : nil)
       if let slot = queue.firstIndex(where: { $0.closingID == item.id }) {
         queue[slot].event = .recording(item.record)
       }
@@ -303,6 +285,4 @@ extension Recorder {
     }
     flushQueue()
   }
-
-  func problemFree(_ item: Closing) -> Bool { access(item.file.sidecarPath, F_OK) == 0 }
 }

@@ -164,6 +164,9 @@ public final class Recorder {
     encoding: AudioFileEncoding, directory: String, clock: StreamClock, source: String,
     listener: @escaping (RecorderEvent) -> Void
   ) throws(RecorderError) {
+    guard RecorderSettings.sampleRates.contains(sampleRate) else {
+      throw .unsupportedRate(sampleRate)
+    }
     self.settings = settings
     self.sampleRate = sampleRate
     self.channelCount = channelCount
@@ -208,17 +211,13 @@ public final class Recorder {
     try Self.makeDirectory(self.directory)
     store = RecordingStore(directory: self.directory, policy: settings.retention)
     let started = clock.time(ofFrame: 0)
-    var name =
-      SessionFiles.indexPrefix
-      + FileNaming(template: FileNaming.defaultTemplate)
-      .name(epochSeconds: started, trigger: "", count: 0) + ".jsonl"
-    var attempt = 1
-    while access(self.directory + "/" + name, F_OK) == 0 {
-      attempt += 1
-      name = String(name.dropLast(6).split(separator: "~").first!) + "~\(attempt).jsonl"
-    }
+    index = try SessionIndex(
+      directory: self.directory,
+      prefix: SessionFiles.indexPrefix
+        + FileNaming(template: FileNaming.defaultTemplate)
+        .name(epochSeconds: started, trigger: "", count: 0))
+    let name = index.name
     indexName = name
-    index = try SessionIndex(path: self.directory + "/" + name)
     store.sessionIndexPath = index.path
     emit(
       .sessionStarted(
@@ -232,10 +231,11 @@ public final class Recorder {
   }
 
   static func makeDirectory(_ path: String) throws(RecorderError) {
-    RecordingFile.makeParent(of: path + "/x")
+    let failure = RecordingFile.makeParent(of: path + "/x")
     var status = stat()
     guard stat(path, &status) == 0 else {
-      throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
+      // Why the folder could not be made (a read-only parent), else why it is not there.
+      throw .cannotCreate(path: path, reason: String(cString: strerror(failure ?? errno)))
     }
     guard status.st_mode & S_IFMT == S_IFDIR else { throw .notDirectory(path: path) }
     guard access(path, W_OK) == 0 else {

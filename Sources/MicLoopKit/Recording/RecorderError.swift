@@ -6,6 +6,8 @@ public enum RecorderError: Error, Sendable, CustomStringConvertible, Equatable {
   case cannotCreate(path: String, reason: String)
   case notDirectory(path: String)
   case file(AudioFileError)
+  /// The stream's rate is outside `RecorderSettings.sampleRates`.
+  case unsupportedRate(Double)
 
   public var description: String {
     switch self {
@@ -14,6 +16,10 @@ public enum RecorderError: Error, Sendable, CustomStringConvertible, Equatable {
     case .notDirectory(let path):
       return "\(path): not a directory; give --dir a directory (it is created when missing)"
     case .file(let error): return error.description
+    case .unsupportedRate(let rate):
+      let range = RecorderSettings.sampleRates
+      return
+        "a sample rate of \(rate < 1e15 ? String(Int64(rate)) : String(rate)) Hz cannot be recorded (\(Int(range.lowerBound))–\(Int(range.upperBound)) Hz); resample the audio first (for example with sox)"
     }
   }
 }

@@ -86,6 +86,9 @@ public enum GapReason: String, Sendable {
   case xrun
   /// micloop's own buffer overflowed: the disk or the machine could not keep up.
   case overflow
+  /// micloop itself was held (stopped with Ctrl-Z or SIGSTOP, or starved)
+  /// longer than the device could keep its audio.
+  case pause
   /// The file system was full.
   case diskFull = "disk_full"
   /// `--max-bytes` could not be kept by deleting closed recordings.

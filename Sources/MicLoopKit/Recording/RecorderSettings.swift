@@ -101,6 +101,11 @@ public struct RecorderSettings: Sendable {
 
   public init() {}
 
+  /// The sample rates a recorder takes: its rings and files are sized by
+  /// time, and its triggers hear speech, so a rate below telephony's or
+  /// above the fastest converters' is refused rather than sized for.
+  public static let sampleRates = 4_000.0...768_000.0
+
   /// Every plan the decoder needs.
   public var decodedPlans: [TonePlan] {
     var plans = [TonePlan]()

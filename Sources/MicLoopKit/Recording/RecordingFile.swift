@@ -30,6 +30,8 @@ final class RecordingFile {
   private(set) var frames: Int64 = 0
   /// Whether the file still has its opening name (no block written yet).
   private var isOpening = true
+  /// Whether its sidecar is written (under its final name).
+  private(set) var hasSidecar = false
 
   var partPath: String { directory + "/" + name + ".part." + fileExtension }
   /// Where the file is until its first block is written.
@@ -41,12 +43,15 @@ final class RecordingFile {
   var fileName: String { name + "." + fileExtension }
   var sidecarName: String { name + ".json" }
 
+  /// Opens a new file named `base`, or `base-2`, `base-3` … when that name
+  /// is taken, in any of its forms, by a file of anyone's: the name is
+  /// taken atomically (the opening file is created exclusively), so two
+  /// recorders in one directory never share or replace a file.
   init(
-    directory: String, name: String, fileExtension: String, startFrame: Int64, startTime: Double,
+    directory: String, base: String, fileExtension: String, startFrame: Int64, startTime: Double,
     sampleRate: Double, channelCount: Int, encoding: AudioFileEncoding, broadcast: BroadcastInfo
   ) throws(AudioFileError) {
     self.directory = directory
-    self.name = name
     self.fileExtension = fileExtension
     self.startFrame = startFrame
     self.startTime = startTime
@@ -57,11 +62,80 @@ final class RecordingFile {
       case .pcm32, .float: 4
       }
     bytesPerFrame = sampleBytes * channelCount
-    Self.makeParent(of: directory + "/" + name)
+    Self.makeParent(of: directory + "/" + base)
+    name = try Self.reserveName(directory: directory, base: base, fileExtension: fileExtension)
     let part = directory + "/" + name + ".part." + fileExtension
-    writer = try AudioFileWriter(
-      path: part + Self.openingSuffix, sampleRate: sampleRate, channelCount: channelCount,
-      encoding: encoding, broadcast: broadcast, typeName: part)
+    do {
+      writer = try AudioFileWriter(
+        path: part + Self.openingSuffix, sampleRate: sampleRate, channelCount: channelCount,
+        encoding: encoding, broadcast: broadcast, typeName: part)
+    } catch {
+      unlink(part + Self.openingSuffix)
+      throw error
+    }
+  }
+
+  /// The most names tried before giving up (`base-2` … `base-10000`).
+  static let maximumAttempts = 10_000
+
+  /// Takes the first free name of `base`, `base-2` … by creating its
+  /// opening file exclusively, then making sure no file of that name
+  /// exists in a later form (`.part`, the sidecar, the final name: looked
+  /// at in the order a recording passes through them, so one that moves
+  /// on meanwhile is still seen).
+  static func reserveName(directory: String, base: String, fileExtension: String)
+    throws(AudioFileError) -> String
+  {
+    for attempt in 1...maximumAttempts {
+      let name = attempt == 1 ? base : base + "-\(attempt)"
+      let stem = directory + "/" + name
+      let opening = stem + ".part." + fileExtension + openingSuffix
+      let descriptor = open(opening, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+      guard descriptor >= 0 else {
+        if errno == EEXIST { continue }
+        throw .cannotCreate(path: opening, reason: String(cString: strerror(errno)))
+      }
+      close(descriptor)
+      let later = [stem + ".part." + fileExtension, stem + ".json", stem + "." + fileExtension]
+      if later.contains(where: { access($0, F_OK) == 0 || isSymbolicLink($0) }) {
+        unlink(opening)
+        continue
+      }
+      return name
+    }
+    throw .cannotCreate(
+      path: directory + "/" + base, reason: "\(maximumAttempts) files of that name exist already")
+  }
+
+  static func isSymbolicLink(_ path: String) -> Bool {
+    var status = stat()
+    return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
+  }
+
+  /// Gives the file at `source` the name `target` only if no file has
+  /// that name (a hard link, then the old name removed); on a file system
+  /// without hard links, a rename once `target` is seen free. Returns
+  /// `errno` on failure (`EEXIST`: the name is taken).
+  static func moveWithoutReplacing(_ source: String, to target: String) -> Int32? {
+    if link(source, target) == 0 {
+      unlink(source)
+      return nil
+    }
+    let failure = errno
+    guard failure == EPERM || failure == EXDEV || failure == ENOTSUP || failure == EMLINK
+    else { return failure }
+    guard access(target, F_OK) != 0, !isSymbolicLink(target) else { return EEXIST }
+    return rename(source, target) == 0 ? nil : errno
+  }
+
+  /// The modification time of the regular file at `path` (not following a
+  /// symbolic link), or `nil` when it is not one.
+  static func regularFileStatus(_ path: String) -> (modified: Double, size: Int64)? {
+    var status = stat()
+    guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+    return (
+      Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9, Int64(status.st_size)
+    )
   }
 
   /// Bytes `frames` more frames add at most.
@@ -74,8 +148,8 @@ final class RecordingFile {
     try writer.write(samples, frameCount: frameCount)
     // Its header now counts a block: the file takes its `.part` name.
     if isOpening && writer.framesWritten > 0 {
-      guard rename(openingPath, partPath) == 0 else {
-        throw .writeFailed(path: partPath, reason: String(cString: strerror(errno)))
+      if let failure = Self.moveWithoutReplacing(openingPath, to: partPath) {
+        throw .writeFailed(path: partPath, reason: String(cString: strerror(failure)))
       }
       isOpening = false
     }
@@ -104,23 +178,32 @@ final class RecordingFile {
     access(finalPath, F_OK) == 0 ? finalPath : partPath
   }
 
-  /// Writes the sidecar, then gives the audio its final name. Returns the
-  /// problem when the disk refused the sidecar (the file keeps `.part`).
+  /// Writes the sidecar, then gives the audio its final name; neither
+  /// replaces a file. Returns the problem when the disk refused (the file
+  /// keeps `.part`; a later call tries again).
   func publish(sidecar: String) -> String? {
-    let temporary = sidecarPath + ".tmp"
-    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard descriptor >= 0 else { return String(cString: strerror(errno)) }
-    let bytes = Array((sidecar + "\n").utf8)
-    let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress!, $0.count) }
-    let failure = written == bytes.count ? nil : String(cString: strerror(errno))
-    if failure == nil { fdatasync(descriptor) }
-    close(descriptor)
-    if let failure {
-      unlink(temporary)
-      return failure.isEmpty ? "short write" : failure
+    if !hasSidecar {
+      let temporary = sidecarPath + ".tmp"
+      let descriptor = open(
+        temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+      guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+      let bytes = Array((sidecar + "\n").utf8)
+      let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress!, $0.count) }
+      let failure = written == bytes.count ? nil : String(cString: strerror(errno))
+      if failure == nil { fdatasync(descriptor) }
+      close(descriptor)
+      if let failure {
+        unlink(temporary)
+        return failure.isEmpty ? "short write" : failure
+      }
+      if let failure = Self.moveWithoutReplacing(temporary, to: sidecarPath) {
+        unlink(temporary)
+        return String(cString: strerror(failure))
+      }
+      hasSidecar = true
     }
-    guard rename(temporary, sidecarPath) == 0, rename(partPath, finalPath) == 0 else {
-      return String(cString: strerror(errno))
+    if let failure = Self.moveWithoutReplacing(partPath, to: finalPath) {
+      return String(cString: strerror(failure))
     }
     Self.syncDirectory(of: finalPath)
     return nil
@@ -142,15 +225,21 @@ final class RecordingFile {
   /// `bytes` rounded up to whole 4 KiB blocks, as file systems allocate.
   static func roundedUp(_ bytes: Int64) -> Int64 { (bytes + 4095) / 4096 * 4096 }
 
-  /// Makes the directories above `path` (a template may hold `/`).
-  static func makeParent(of path: String) {
+  /// Makes the directories above `path` (a template may hold `/`);
+  /// returns the `errno` of the first one that could not be made.
+  @discardableResult
+  static func makeParent(of path: String) -> Int32? {
     var prefix = ""
+    var failure: Int32?
     for (index, component) in path.split(separator: "/", omittingEmptySubsequences: false)
       .dropLast().enumerated()
     {
       prefix += (index == 0 ? "" : "/") + component
-      if !prefix.isEmpty { mkdir(prefix, 0o755) }
+      if !prefix.isEmpty, mkdir(prefix, 0o755) != 0, errno != EEXIST, failure == nil {
+        failure = errno
+      }
     }
+    return failure
   }
 
   /// Makes a rename durable (`fsync` of the directory).

@@ -5,9 +5,12 @@
 /// What the recordings take on disk, and the retention rules
 /// (`RetentionPolicy`): deletes the oldest closed recordings — never the
 /// open one — to stay under a byte budget or keep space free, and those
-/// past an age. Knows the recordings of earlier sessions in the same
-/// directory by their sidecars (and unfinished `.part` files a crash left),
-/// so the budget covers them too. Control thread.
+/// past an age. It deletes only what micloop wrote and listed: this
+/// session's closed recordings, and those the index of an earlier session
+/// that has ended lists (with the unfinished `.part` files a crash left).
+/// Files of a session still running (another recorder in the same
+/// directory), files no index lists and anything below the directory that
+/// no index names are never touched, nor counted. Control thread.
 final class RecordingStore {
   /// A closed recording (or an unfinished one left by a crash).
   struct Entry {
@@ -29,8 +32,6 @@ final class RecordingStore {
   let policy: RetentionPolicy
   /// Bytes always left free so the index and sidecars can still be written.
   static let reserve: Int64 = 256 * 1024
-  /// How deep subdirectories (from a name template) are searched.
-  static let searchDepth = 8
   private var closed: [Entry] = []
   /// Bytes of session indexes (never deleted for the budget).
   private var indexBytes: Int64 = 0
@@ -44,7 +45,7 @@ final class RecordingStore {
   init(directory: String, policy: RetentionPolicy) {
     self.directory = directory
     self.policy = policy
-    scan(directory, depth: 0)
+    scan()
     closed.sort { $0.modified < $1.modified }
   }
 
@@ -134,59 +135,31 @@ final class RecordingStore {
     }
   }
 
-  /// Finds earlier sessions' recordings and indexes under `path`.
-  private func scan(_ path: String, depth: Int) {
-    guard depth <= Self.searchDepth, let handle = opendir(path) else { return }
-    defer { closedir(handle) }
+  /// Finds the indexes of earlier sessions in the directory (never below
+  /// it) and, for each session that has ended, the recordings its index
+  /// lists. A session still running holds a lock on its index: its files,
+  /// open or closed, are another recorder's and are left alone.
+  private func scan() {
+    guard let handle = opendir(directory) else { return }
     var names = [String]()
     while let entry = readdir(handle) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) {
         String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
       }
-      if name != "." && name != ".." { names.append(name) }
+      if name.hasPrefix(SessionFiles.indexPrefix) && name.hasSuffix(".jsonl") { names.append(name) }
     }
-    for name in names {
-      let full = path + "/" + name
-      var status = stat()
-      guard lstat(full, &status) == 0 else { continue }
-      let modified = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
-      switch status.st_mode & S_IFMT {
-      case S_IFDIR: scan(full, depth: depth + 1)
-      case S_IFREG:
-        if name.hasSuffix(".jsonl") && name.hasPrefix(SessionFiles.indexPrefix) {
-          let bytes = RecordingFile.diskBytes(of: full)
-          indexes.append(Entry(audio: full, sidecar: nil, bytes: bytes, modified: modified))
-          indexBytes += bytes
-        } else if name.hasSuffix(".json"), Self.isSidecar(full) {
-          let base = String(full.dropLast(5))
-          for fileExtension in RecordingContainer.allCases.map(\.fileExtension) {
-            let audio = base + "." + fileExtension
-            guard access(audio, F_OK) == 0 else { continue }
-            let bytes = RecordingFile.diskBytes(of: audio) + RecordingFile.diskBytes(of: full)
-            closed.append(Entry(audio: audio, sidecar: full, bytes: bytes, modified: modified))
-          }
-        } else if RecordingContainer.allCases.contains(where: {
-          name.hasSuffix(".part.\($0.fileExtension)")
-        }) {
-          closed.append(
-            Entry(
-              audio: full, sidecar: nil, bytes: RecordingFile.diskBytes(of: full),
-              modified: modified))
-        }
-      default: break
-      }
+    closedir(handle)
+    var known = Set<String>()
+    for name in names.sorted() {
+      let path = directory + "/" + name
+      guard let status = RecordingFile.regularFileStatus(path),
+        let listed = EndedSession.files(indexPath: path, directory: directory)
+      else { continue }
+      let bytes = RecordingFile.diskBytes(of: path)
+      indexes.append(Entry(audio: path, sidecar: nil, bytes: bytes, modified: status.modified))
+      indexBytes += bytes
+      for file in listed where known.insert(file.audio).inserted { closed.append(file) }
     }
-  }
-
-  /// Whether the JSON file at `path` is a recording's sidecar written by micloop.
-  private static func isSidecar(_ path: String) -> Bool {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return false }
-    defer { close(descriptor) }
-    var head = [UInt8](repeating: 0, count: 64)
-    let count = head.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
-    guard count > 0 else { return false }
-    return String(decoding: head.prefix(count), as: UTF8.self).hasPrefix(SessionFiles.sidecarHead)
   }
 }
 
@@ -196,4 +169,6 @@ enum SessionFiles {
   static let indexPrefix = "session-"
   /// Every sidecar begins with this, so retention recognises its own.
   static let sidecarHead = "{\"recorder\":\"micloop\""
+  /// The originator of every recording's `bext` chunk.
+  static let originator = "micloop"
 }

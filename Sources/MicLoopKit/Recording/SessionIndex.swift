@@ -9,6 +9,8 @@
 /// space returns, in order. Control thread.
 final class SessionIndex {
   let path: String
+  /// Its name in the directory.
+  let name: String
   private var descriptor: Int32
   /// Lines not yet written (the disk refused them).
   private var pending: [String] = []
@@ -21,13 +23,29 @@ final class SessionIndex {
   /// Lines dropped because too many waited (reported once).
   private(set) var droppedLines = 0
 
-  /// Creates the index (failing if it exists: each session has its own).
-  init(path: String) throws(RecorderError) {
-    self.path = path
-    descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o644)
-    guard descriptor >= 0 else {
-      throw .cannotCreate(path: path, reason: String(cString: strerror(errno)))
+  /// Creates the index at `directory/prefix.jsonl`, or `prefix~2.jsonl`,
+  /// `prefix~3.jsonl` … when another session took that name (each session
+  /// has its own, made exclusively). It stays locked while the session runs:
+  /// the lock, which ends with the process however it ends, tells another
+  /// recorder in the directory that this session's files are not its own.
+  init(directory: String, prefix: String) throws(RecorderError) {
+    var attempt = 1
+    while true {
+      let name = prefix + (attempt == 1 ? "" : "~\(attempt)") + ".jsonl"
+      let candidate = directory + "/" + name
+      descriptor = open(
+        candidate, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644)
+      if descriptor >= 0 {
+        path = candidate
+        self.name = name
+        break
+      }
+      guard errno == EEXIST, attempt < RecordingFile.maximumAttempts else {
+        throw .cannotCreate(path: candidate, reason: String(cString: strerror(errno)))
+      }
+      attempt += 1
     }
+    flock(descriptor, LOCK_EX | LOCK_NB)
   }
 
   deinit { close() }
