@@ -184,6 +184,21 @@ final class LivePrinter {
     }
   }
 
+  /// Audio a pause cost (the device could not hold it): a `gap` with its
+  /// span, as the recorder's index has it.
+  func lostInPause(time: Double, seconds: Double) {
+    if mode == .json {
+      StandardOutput.write(
+        "{\"event\":\"gap\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"duration\":\(DecimalFormatting.fixed(seconds, places: 3)),\"reason\":\"pause\"}",
+        flush: true)
+    } else {
+      clearBlock()
+      StandardOutput.write(
+        "lost \(DecimalFormatting.fixed(seconds, places: 2)) s of audio at \(DecimalFormatting.fixed(time, places: 2)) s: the device could not hold it while micloop was paused",
+        flush: true)
+    }
+  }
+
   /// Leaves the meter block on the screen so later output starts below it.
   func endLine() {
     if drawnLines > 0 {

@@ -19,6 +19,9 @@ enum RecordRunner {
     toneSettings: ToneDetectionSettings, directory: String, duration: Double?,
     printer: RecordPrinter, hook: CloseHook?, recovery: DeviceRecovery
   ) throws {
+    var settings = settings
+    // After a stall the whole capture buffer may arrive in one cycle.
+    settings.largestArrival = captureBuffer
     let jobSettings = LiveRecordingFeed.jobSettings(
       for: settings, detection: toneSettings, duration: duration, recovery: recovery,
       captureBuffer: captureBuffer)

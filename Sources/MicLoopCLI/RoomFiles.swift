@@ -8,15 +8,20 @@ enum RoomFiles {
   /// for a few seconds; longer is a wrong file).
   static let longestResponse = 10.0
 
-  /// Every frame of `path` folded to mono (the mean of its channels), and its rate.
-  static func readMono(_ path: String) throws -> (samples: [Float], rate: Int) {
+  /// The frames of `path` folded to mono (the mean of its channels), and
+  /// its rate; with `seconds`, no more than one frame past that many
+  /// seconds is read (a stream an hour long is refused after 10 s of it).
+  static func readMono(_ path: String, seconds: Double? = nil) throws -> (
+    samples: [Float], rate: Int
+  ) {
     let reader: AudioFileReader
     do { reader = try AudioFileReader(path: path) } catch { throw CommandFailure(error) }
     let channels = reader.channelCount
     let block = 16_384
     var buffer = [Float](repeating: 0, count: block * channels)
     var samples = [Float]()
-    while true {
+    let limit = seconds.map { Int(min($0 * reader.sampleRate, 1e12)) + 1 } ?? Int.max
+    while samples.count < limit {
       let frames: Int
       do {
         frames = try buffer.withUnsafeMutableBufferPointer { (pointer) throws(AudioFileError) in
@@ -36,7 +41,7 @@ enum RoomFiles {
   /// The room's impulse response: at most `longestResponse` seconds, not
   /// silent, no damaged samples.
   static func response(_ path: String) throws -> (samples: [Float], rate: Int) {
-    let response = try readMono(path)
+    let response = try readMono(path, seconds: longestResponse)
     guard !response.samples.isEmpty, response.samples.contains(where: { $0 != 0 }) else {
       throw CommandFailure(
         message:

@@ -206,7 +206,15 @@ public final class LiveJob<Backend: DuplexBackend> {
     var stoppedWhileWaiting = false
     var handlers = LiveSession<Backend>.Handlers()
     let recording = self.recording
-    handlers.shouldStop = { recording?.failure != nil || observer.shouldStop() }
+    var pauseLoss = PauseLoss(sampleRate: rate)
+    let measured = processor
+    handlers.shouldStop = {
+      let frames = Int64(measured.framesProcessed.load(ordering: .acquiring))
+      if let lost = pauseLoss.observe(frames: frames, at: MonotonicClock.seconds) {
+        observer.handle(.audioLost(time: Double(frames) / rate, seconds: lost))
+      }
+      return recording?.failure != nil || observer.shouldStop()
+    }
     handlers.onEvent = { observer.handle(.meter($0)) }
     // Stream frames the decoder has heard (its analysis ring drops none
     // unless the control thread falls seconds behind).
@@ -224,7 +232,10 @@ public final class LiveJob<Backend: DuplexBackend> {
       if handsOver { observer.captured(block) }
     }
     handlers.onXrun = { observer.handle(.xrun(bus: $0, time: $1, lostFrames: $2)) }
-    handlers.onPause = { observer.handle(.pause(time: $0, seconds: $1)) }
+    handlers.onPause = {
+      pauseLoss.paused()
+      observer.handle(.pause(time: $0, seconds: $1))
+    }
     handlers.onConnectionsRestored = {
       observer.handle(.connectionsRestored(time: $0, connections: $1))
     }

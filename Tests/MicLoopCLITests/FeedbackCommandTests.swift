@@ -32,6 +32,27 @@ import Testing
     }
   }
 
+  /// A room response from a FIFO that never ends (an hour of audio) is
+  /// refused in one line once 10 s of it are read, not after reading it all.
+  @Test func anEndlessResponseIsRefusedOnceTooLong() throws {
+    let fifo = file("room.fifo")
+    #expect(mkfifo(fifo, 0o600) == 0)
+    let writer = try SpawnedProcess(
+      [
+        "/bin/sh", "-c",
+        "exec sox -V1 -n -r 48000 -c 1 -b 16 -t wav - synth 3600 sine 440 vol 0.1 > \(fifo)",
+      ], environment: ProcessInfo.processInfo.environment)
+    defer { writer.signal(SIGKILL) }
+    let result = try MicLoopBinary.run([
+      "loopback", "--input", noise, "--room", fifo, "--gain-db", "-10",
+    ])
+    #expect(result.status != 0)
+    #expect(result.errorLines.count == 1, "\(result.errorOutput)")
+    #expect(result.errorOutput.contains("longer than 10 s"), "\(result.errorOutput)")
+    // sox was stopped by the closed pipe long before an hour was written.
+    #expect(writer.wait() != 0)
+  }
+
   /// The living room takes +3.35 dB: −3 dB is stable, +9 dB from 1 s howls.
   @Test func aHowlInTheRoomIsNotchedAndReportedAsItGrows() throws {
     let heard = file("heard.wav")

@@ -105,6 +105,28 @@ struct MicLoopBinary {
 }
 
 extension MicLoopBinary {
+  /// A 16-bit mono WAV whose header says `rate` Hz (any value, as a damaged
+  /// or hostile file may), holding `frames` frames of a square wave.
+  static func writeWAVHeader(_ path: String, rate: Int, frames: Int) throws {
+    var bytes = [UInt8]()
+    func append32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+    func append16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+    bytes += Array("RIFF".utf8)
+    append32(UInt32(36 + frames * 2))
+    bytes += Array("WAVEfmt ".utf8)
+    append32(16)
+    append16(1)
+    append16(1)
+    append32(UInt32(truncatingIfNeeded: rate))
+    append32(UInt32(truncatingIfNeeded: rate &* 2))
+    append16(2)
+    append16(16)
+    bytes += Array("data".utf8)
+    append32(UInt32(frames * 2))
+    for frame in 0..<frames { append16(UInt16(bitPattern: (frame / 20) % 2 == 0 ? 8000 : -8000)) }
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+  }
+
   /// A float WAV holding a 1 kHz tone with a NaN and an infinity in it.
   static func writeFloatWAVWithNaN(_ path: String) throws {
     var samples = (0..<4800).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }

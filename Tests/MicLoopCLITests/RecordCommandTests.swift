@@ -114,15 +114,75 @@ import Testing
     (["--playback", "pulse:spk"], "--playback"),
     (["--fill-gaps"], "--fill-gaps"),
     (["--duration", "5"], "--duration"),
+    (["--name", "%"], "lone %"),
+    (["--name", "../x"], "--name"),
+    (["--name", "."], "hidden"),
+    (["--name", "day/.x"], "hidden"),
+    (["--label", "a/b"], "--label"),
+    (["--max-bytes", "-1M"], "--max-bytes"),
+    (["--min-free", "-1G"], "--min-free"),
+    (["--min", "60", "--max", "1"], "--min"),
+    (["--input-start", "2026-02-30T12:00:00Z"], "--input-start"),
   ])
   func badOptionsAreRefusedInOneLine(arguments: [String], names: String) throws {
     let (_, input) = try threeTransmissions()
     let result = try MicLoopBinary.run(
       ["record", "--input", input, "--dir", file("refused")] + arguments)
-    #expect(result.status != 0)
+    // A usage error, as every refused option is.
+    #expect(result.status == 64, "\(arguments): \(result.status)")
     #expect(result.errorLines.count == 1, "\(arguments): \(result.errorOutput)")
     #expect(result.errorOutput.contains(names), "\(arguments): \(result.errorOutput)")
     #expect(!FileManager.default.fileExists(atPath: file("refused")))
+  }
+
+  /// A rate outside 4–768 kHz is refused in one line before anything is
+  /// made (a header saying 2,147,483,647 Hz once asked for 27 GB; 1–1000 Hz
+  /// wrote zeros and broke the index); damaged samples are recorded as
+  /// silence and end the run with status 65, as meter and tones do.
+  @Test(arguments: [1, 500, 2_147_483_647, 400_000_000])
+  func anUnrecordableRateIsRefused(rate: Int) throws {
+    let input = file("rate-\(rate).wav")
+    try MicLoopBinary.writeWAVHeader(input, rate: rate, frames: 40_000)
+    let out = file("rate-out-\(rate)")
+    let result = try MicLoopBinary.run(["record", "--input", input, "--dir", out])
+    #expect(result.status == 65, "\(result.errorOutput)")
+    #expect(result.errorLines.count == 1, "\(result.errorOutput)")
+    #expect(result.errorOutput.contains("cannot be recorded"), "\(result.errorOutput)")
+    #expect(!FileManager.default.fileExists(atPath: out))
+  }
+
+  @Test func damagedSamplesAreRecordedAsSilenceAndFailTheRun() throws {
+    let input = file("damaged.wav")
+    try MicLoopBinary.writeFloatWAVWithNaN(input)
+    let out = file("damaged-out")
+    let result = try MicLoopBinary.run([
+      "record", "--input", input, "--dir", out, "--json", "--trigger", "level:-40", "--min",
+      "0.02",
+    ])
+    #expect(result.status == 65, "\(result.errorOutput)")
+    #expect(result.errorLines.count == 1, "\(result.errorOutput)")
+    #expect(result.errorOutput.contains("recorded as silence"), "\(result.errorOutput)")
+    for recording in Self.events(Self.lines(result.output), "recording") {
+      let name = try #require(recording["file"] as? String)
+      let samples = try MicLoopBinary.samples(out + "/" + name)
+      #expect(samples.allSatisfy { $0.isFinite && abs($0) <= 1 }, "\(name)")
+    }
+  }
+
+  /// A folder that cannot be made says why: a read-only parent is
+  /// "Permission denied", not "No such file".
+  @Test(.needsRoot) func aReadOnlyParentIsNamedAsSuch() throws {
+    let (_, input) = try threeTransmissions()
+    let parent = file("locked")
+    try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+    chmod(parent, 0o555)
+    defer { chmod(parent, 0o755) }
+    // Root passes permission checks; run the recorder as nobody.
+    let result = try MicLoopBinary.script(
+      "runuser -u nobody -- \"$M\" record --input '\(input)' --dir '\(parent)/rec'",
+      directory: directory)
+    #expect(result.status != 0)
+    #expect(result.errorOutput.contains("Permission denied"), "\(result.errorOutput)")
   }
 
   /// record's help lists the device options it takes and none it

@@ -250,28 +250,34 @@ import Testing
     )
   }
 
-  /// Ctrl-Z for 2, 5 and 10 s in the middle of a transmission, with a
-  /// short hang and minimum: the audio the device could not keep is one
-  /// `pause` gap of about that length where the recording was (the
-  /// transmission cut by it closed, ending `gap`); the timeline still
-  /// tiles and spans the wall time the session ran; no file is opened
-  /// twice, and every file opened is closed whole.
+  /// Ctrl-Z for 2, 5 and 10 s in the middle of transmissions (short hang
+  /// and minimum, level trigger): the sound server hands over what it held
+  /// in a burst, and what it could not hold is a `pause` gap. Nothing is
+  /// lost silently — the timeline (recordings, idle, blips and gaps) spans
+  /// the wall time the session ran — the index tiles, no file is opened
+  /// twice, and every file is closed whole.
   @Test(arguments: [2.0, 5.0, 10.0])
-  func aPauseOfTheProcessIsAGapInTheIndex(seconds: Double) throws {
+  func aPauseOfTheProcessLosesNothingSilently(seconds: Double) throws {
     let devices = try VirtualDevices()
     let keep = try devices.keepRunning("mic")
     defer { keep.signal(SIGTERM) }
-    let signal = try scene([(1, 10 + seconds)], seconds: 13 + seconds)
+    var transmissions = [(at: Double, seconds: Double)]()
+    var at = 0.5
+    while at < 14 + seconds {
+      transmissions.append((at, 0.6))
+      at += 1.1
+    }
+    let signal = try scene(transmissions, seconds: 16 + seconds)
     let out = file("paused-\(Int(seconds))")
-    let recorder = try startRecorder(
-      on: devices, into: out, ["--hang", "0.3", "--min", "0.1", "--pre-roll", "0.1"])
-    defer { recorder.signal(SIGKILL) }
-    #expect(recorder.waitForOutput("\"session_start\""))
-    let started = Date()
     let player = try devices.play(signal, into: "mic")
     defer { player.signal(SIGTERM) }
+    let recorder = try startRecorder(
+      on: devices, into: out,
+      ["--trigger", "level:-34", "--hang", "0.3", "--min", "0.1", "--pre-roll", "0.1"])
+    defer { recorder.signal(SIGKILL) }
     #expect(recorder.waitForOutput("\"open\"", timeout: 30))
-    usleep(2_000_000)
+    let started = Date()
+    usleep(1_000_000)
     recorder.signal(SIGSTOP)
     usleep(UInt32(seconds * 1_000_000))
     recorder.signal(SIGCONT)
@@ -281,33 +287,40 @@ import Testing
     let wall = Date().timeIntervalSince(started)
     #expect(result.status == 0, "\(result.errorOutput)")
     let lines = RecordCommandTests.lines(result.output)
-    let pauses = RecordCommandTests.events(lines, "gap").filter {
-      $0["reason"] as? String == "pause"
-    }
-    #expect(pauses.count == 1, "\(result.output)")
-    let gap = (pauses.first?["duration"] as? Double) ?? 0
-    // The device keeps up to its buffer of the pause (pulse's may hold more).
-    #expect(gap > seconds - 1.5 && gap < seconds + 0.3, "a \(gap) s gap for \(seconds) s")
     var position = 0
+    var firstOpen: Int?
     for span in lines {
+      if span["event"] as? String == "open", firstOpen == nil {
+        firstOpen = span["start_frame"] as? Int
+      }
       guard let kind = span["event"] as? String,
         ["recording", "idle", "blip", "gap"].contains(kind)
       else { continue }
       #expect(span["start_frame"] as? Int == position, "\(span)")
       position += span["frames"] as? Int ?? 0
     }
+    // From the first file's start (about when the clock above started) to the end.
+    let spanned = Double(position - (firstOpen ?? 0)) / 48_000
     #expect(
-      Double(position) / 48_000 <= wall + 0.5 && Double(position) / 48_000 > wall - 2.5,
-      "the timeline spans \(Double(position) / 48_000) s of \(wall) s")
+      spanned > wall - 1 && spanned < wall + 1,
+      "the timeline spans \(spanned) s of the \(wall) s that passed")
+    let gaps = RecordCommandTests.events(lines, "gap")
+    #expect(gaps.allSatisfy { $0["reason"] as? String == "pause" }, "\(gaps)")
     let opened = RecordCommandTests.events(lines, "open").compactMap { $0["file"] as? String }
     #expect(Set(opened).count == opened.count, "\(opened)")
     let recordings = RecordCommandTests.events(lines, "recording")
-    #expect(recordings.count == opened.count, "\(result.output)")
-    #expect(recordings.first?["ending"] as? String == "gap", "\(recordings)")
+    #expect(recordings.count >= Int(wall / 1.1) - 2, "\(recordings.count) files")
     for recording in recordings {
       let name = try #require(recording["file"] as? String)
-      #expect(try MicLoopBinary.samples(out + "/" + name).count == recording["frames"] as? Int)
+      let frames = try #require(recording["frames"] as? Int)
+      #expect(frames > 0 && !name.contains(".part."), "\(recording)")
+      #expect(try MicLoopBinary.samples(out + "/" + name).count == frames)
     }
+    let left = try FileManager.default.contentsOfDirectory(atPath: out)
+    #expect(left.filter { $0.contains(".part.") }.isEmpty, "\(left)")
+    print(
+      "record pause \(seconds) s: \(gaps.count) pause gaps (\(gaps.compactMap { $0["duration"] as? Double }) s), timeline \(spanned) s of \(wall) s, \(recordings.count) files"
+    )
   }
 
   /// Frames of 16-bit mono audio the file holds after its `data` chunk's

@@ -13,7 +13,9 @@ import TonePlans
 /// One input: a whole audio file, run through every job `micloop` runs on
 /// a file — `meter --loudness --ballistics lufs`, `tones` with every plan
 /// the file's rate allows, `plot --loudness` with the same plans (its
-/// analysis; nothing is drawn), and, for one input in eight,
+/// analysis; nothing is drawn), `record --input` into a scratch folder
+/// (its index must tile the timeline, or the target traps; the input is
+/// also read as an earlier session's index there), and, for one input in eight,
 /// `loopback --ring-out`'s plan from its first channel taken as a loop's
 /// response. Refusals and errors are answers; a crash,
 /// a sanitizer report or a hang is a bug.
@@ -59,6 +61,7 @@ func fuzzFileJobs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     _ = try? PlotAnalysis.run(
       reader, title: "fuzz", settings: settings, shouldStop: FrameBudget.stopper())
   }
+  if let reader = open() { RecordJob.run(reader, input: bytes, plans: plans) }
   // A plan costs more than the other jobs of a small input: one input in eight.
   if size % 8 == 3, let reader = open(), let response = RingOutInput.response(reader),
     let band = LatencyProbe.measuredBand(sampleRate: Int(rate.rounded()))
@@ -184,5 +187,89 @@ enum ScratchFile {
       offset += wrote
     }
     return "/proc/self/fd/\(descriptor)"
+  }
+}
+
+/// `record --input` on one input, into a folder emptied before each run,
+/// beside an earlier session's index whose lines are the input's bytes
+/// (retention reads it as it reads any index it finds). The session's
+/// index must account for every frame: spans in timeline order, each
+/// starting where the one before ended, summing to the session's frames.
+enum RecordJob {
+  static let folder: String = {
+    var template = Array("/tmp/micloop-fuzz-record-XXXXXX".utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+    return made.map { String(cString: $0) } ?? "/tmp"
+  }()
+  static let forgedIndex = "session-0000-fuzz.jsonl"
+
+  static func run(_ reader: AudioFileReader, input: UnsafeBufferPointer<UInt8>, plans: [TonePlan]) {
+    empty(folder)
+    let descriptor = open(folder + "/" + forgedIndex, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    guard descriptor >= 0 else { return }
+    let head = Array("{\"event\":\"session_start\",\"index\":\"\(forgedIndex)\"}\n".utf8)
+    _ = head.withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
+    if let base = input.baseAddress { _ = write(descriptor, base, input.count) }
+    close(descriptor)
+    var settings = RecorderSettings()
+    settings.retention = RetentionPolicy(maximumBytes: 1 << 20)
+    if input.count % 3 == 1 { settings.trigger = .level(threshold: -40) }
+    if input.count % 5 == 2, plans.contains(.dtmf) { settings.tagPlans = [.dtmf] }
+    settings.hang = 0.2
+    settings.minimum = 0.05
+    var spans = [(start: Int64, frames: Int64)]()
+    var total: Int64?
+    let rate = reader.sampleRate
+    guard
+      let recorder = try? Recorder(
+        settings: settings, sampleRate: rate, channelCount: reader.channelCount,
+        encoding: reader.fileEncoding, directory: folder + "/out",
+        clock: StreamClock(sampleRate: rate, startingAt: 1_795_000_000), source: "fuzz",
+        listener: { event in
+          switch event {
+          case .recording(let file): spans.append((file.startFrame, file.frames))
+          case .idle(let start, let frames), .blip(let start, let frames, _),
+            .gap(let start, let frames, _, _):
+            spans.append((start, frames))
+          case .sessionEnded(let summary): total = summary.frames
+          default: break
+          }
+        })
+    else { return }
+    let decoder =
+      settings.tagPlans.isEmpty ? nil : try? ToneDecoder(plans: settings.tagPlans, sampleRate: rate)
+    _ = try? FileRecording.run(
+      reader, recorder: recorder, decoder: decoder, shouldStop: FrameBudget.stopper())
+    recorder.finish()
+    var position: Int64 = 0
+    for span in spans {
+      if span.start != position || span.frames < 0 {
+        fatalError("record: a span at \(span.start) where the timeline stood at \(position)")
+      }
+      position += span.frames
+    }
+    if let total, total != position {
+      fatalError("record: spans add up to \(position) frames, the session to \(total)")
+    }
+  }
+
+  /// Removes everything in `path` (not `path` itself).
+  static func empty(_ path: String) {
+    guard let handle = opendir(path) else { return }
+    var names = [String]()
+    while let entry = readdir(handle) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) {
+        String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    closedir(handle)
+    for name in names {
+      let full = path + "/" + name
+      if unlink(full) != 0 {
+        empty(full)
+        rmdir(full)
+      }
+    }
   }
 }

@@ -21,12 +21,8 @@ public final class LiveRecordingFeed: LiveJobObserver {
   /// The stream frame the next captured block should begin at.
   private var expectedFrame: Int64?
   private var lostReason = ""
-  /// The last two control cycles' arrivals: stream frames captured by a
-  /// wall-clock time. Across a pause of the process they tell how much of
-  /// the pause the device could not hold.
-  private var arrivals: [(frames: Int64, time: Double)] = []
-  /// Shorter losses in a pause are jitter of the arrivals, not audio lost.
-  static let smallestPauseGap = 0.05
+  /// How long the last pause of the process was.
+  private var lastPause = 0.0
 
   public init(recorder: Recorder, processor: LiveProcessor, cycle: @escaping () -> Bool) {
     self.recorder = recorder
@@ -82,7 +78,14 @@ public final class LiveRecordingFeed: LiveJobObserver {
       let frames = Int64((gap * recorder.sampleRate).rounded())
       recorder.gap(frames: frames, reason: .deviceLost, detail: lostReason, streamContinues: false)
     case .pause(_, let seconds):
-      paused(seconds: seconds)
+      lastPause = seconds
+    case .audioLost(_, let seconds):
+      // Where the audio now ends: what the device held came first.
+      recorder.gap(
+        frames: Int64((seconds * recorder.sampleRate).rounded()), reason: .pause,
+        detail:
+          "micloop was held for \(DecimalFormatting.fixed(lastPause, places: 1)) s (stopped or starved)",
+        streamContinues: false)
     case .feedback, .connectionsRestored:
       break
     }
@@ -109,31 +112,9 @@ public final class LiveRecordingFeed: LiveJobObserver {
     // Before the first frames arrive there is nothing to place: the
     // stream has not started, and "0 frames by now" would date it early.
     let captured = Int64(processor.framesProcessed.load(ordering: .acquiring))
-    let now = SystemClock.now
-    if captured > 0 { recorder.observeArrival(streamFrames: captured, at: now) }
-    arrivals.append((captured, now))
-    if arrivals.count > 2 { arrivals.removeFirst() }
+    if captured > 0 { recorder.observeArrival(streamFrames: captured, at: SystemClock.now) }
     recorder.update()
     return cycle()
-  }
-
-  /// The process was held for `seconds` (Ctrl-Z, a stalled machine): the
-  /// device kept only what its buffer holds, and the rest of that time is
-  /// missing from the stream without a word from the device. The wall time
-  /// that passed between the last two cycles, less the audio that arrived
-  /// in it, is a `pause` gap where the audio now ends; a transmission in
-  /// progress closes there.
-  private func paused(seconds: Double) {
-    guard arrivals.count == 2, arrivals[0].frames > 0 else { return }
-    let wall = arrivals[1].time - arrivals[0].time
-    let heard = Double(arrivals[1].frames - arrivals[0].frames) / recorder.sampleRate
-    let lost = wall - heard
-    guard lost >= Self.smallestPauseGap else { return }
-    recorder.gap(
-      frames: Int64((lost * recorder.sampleRate).rounded()), reason: .pause,
-      detail:
-        "micloop was held for \(DecimalFormatting.fixed(seconds, places: 1)) s (stopped or starved)",
-      streamContinues: false)
   }
 
   /// Ends the recording: every file closed and published, the summary.

@@ -227,6 +227,13 @@ extension Recorder {
 
   /// Closes `file` at its frames and sets it aside until its tags are in.
   func closeFile(_ file: RecordingFile, ending: String) {
+    guard file.frames > 0 else {
+      // The transmission ended where its file began: nothing to keep.
+      file.discard()
+      store.openBytes = 0
+      current!.file = nil
+      return
+    }
     file.closeAudio()
     store.openBytes = 0
     let end = file.startFrame + file.frames

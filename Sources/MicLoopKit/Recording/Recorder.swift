@@ -201,10 +201,11 @@ public final class Recorder {
     subTone = settings.subTone.map { SubToneGate(frequency: $0) }
     if subTone != nil { gate = ActivityTrack() }
     // The look-back: pre-roll, the triggers' delays, a pending
-    // transmission's minimum and hang, and a second to spare.
+    // transmission's minimum and hang, and what may arrive at once.
     let lookBack =
       settings.preRoll + settings.minimum + settings.hang
-      + max(Double(triggerLag), Double(toneLag)) / sampleRate + 1
+      + max(Double(triggerLag), Double(toneLag)) / sampleRate
+      + max(settings.largestArrival, Double(FileRecording.blockFrames) / sampleRate)
     ring = LookbackRing(
       capacity: Int((lookBack * sampleRate).rounded(.up)), channelCount: channelCount)
 

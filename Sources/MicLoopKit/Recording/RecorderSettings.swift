@@ -98,6 +98,10 @@ public struct RecorderSettings: Sendable {
   public var encoding: AudioFileEncoding?
   public var naming = FileNaming()
   public var retention = RetentionPolicy()
+  /// The most seconds of audio appended between two `Recorder.update`
+  /// calls: a live job's whole capture buffer can arrive at once after a
+  /// stall, and the look-back holds it all until it is decided.
+  public var largestArrival = 1.0
 
   public init() {}
 
