@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "DuplexIO", targets: ["DuplexIO"]),
     .library(name: "DuplexIOTesting", targets: ["DuplexIOTesting"]),
     .library(name: "SignalDSP", targets: ["SignalDSP"]),
+    .library(name: "FeedbackControl", targets: ["FeedbackControl"]),
     .library(name: "Metering", targets: ["Metering"]),
     .library(name: "TonePlans", targets: ["TonePlans"]),
     .library(name: "ToneDecoding", targets: ["ToneDecoding"]),
@@ -38,6 +39,8 @@ let package = Package(
     .target(name: "DuplexIO", dependencies: ["CALSA", "CJack", "CPipeWire"]),
     .target(name: "DuplexIOTesting", dependencies: ["DuplexIO", "SignalDSP"]),
     .target(name: "SignalDSP", dependencies: ["CFFTW"]),
+    // The howl guard: detection, notches, ring-out and learned plans, the loop learner.
+    .target(name: "FeedbackControl", dependencies: ["SignalDSP"]),
     .target(name: "Metering", dependencies: ["SignalDSP"]),
     .target(name: "TonePlans"),
     .target(name: "ToneDecoding", dependencies: ["SignalDSP", "TonePlans", "CFFTW"]),
@@ -45,19 +48,20 @@ let package = Package(
     .target(
       name: "MicLoopKit",
       dependencies: [
-        "DuplexIO", "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles",
-        "TextFormatting",
+        "DuplexIO", "SignalDSP", "FeedbackControl", "Metering", "TonePlans", "ToneDecoding",
+        "AudioFiles", "TextFormatting",
       ]),
     .target(name: "TextFormatting"),
-    .target(name: "Console", dependencies: ["Metering", "TonePlans", "TextFormatting"]),
+    .target(
+      name: "Console", dependencies: ["FeedbackControl", "Metering", "TonePlans", "TextFormatting"]),
     .target(
       name: "Plotting",
       dependencies: ["CCairo", "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles"]),
     .target(
       name: "MicLoopCLI",
       dependencies: [
-        "MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "Metering", "TonePlans",
-        "ToneDecoding", "AudioFiles", "Console", "Plotting", "TextFormatting",
+        "MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "FeedbackControl", "Metering",
+        "TonePlans", "ToneDecoding", "AudioFiles", "Console", "Plotting", "TextFormatting",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "micloop", dependencies: ["MicLoopCLI"]),
@@ -77,7 +81,9 @@ let package = Package(
     // The howl guard in simulated rooms; `make feedback-eval` runs it optimised.
     .executableTarget(
       name: "micloop-feedback-eval",
-      dependencies: ["MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "AudioFiles"],
+      dependencies: [
+        "MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "FeedbackControl", "AudioFiles",
+      ],
       path: "Tests/FeedbackEval",
       // Top-level code shared by the cases it runs on two threads.
       swiftSettings: [.swiftLanguageMode(.v5)]),
@@ -92,6 +98,9 @@ let package = Package(
       ]),
     .testTarget(name: "DuplexIOTestingTests", dependencies: ["DuplexIO", "DuplexIOTesting"]),
     .testTarget(name: "SignalDSPTests", dependencies: ["SignalDSP", "TonePlans", "TestSupport"]),
+    .testTarget(
+      name: "FeedbackControlTests",
+      dependencies: ["FeedbackControl", "SignalDSP", "TestSupport", "AllocationCounter"]),
     .testTarget(name: "MeteringTests", dependencies: ["Metering", "SignalDSP", "TestSupport"]),
     .testTarget(name: "TonePlansTests", dependencies: ["TonePlans"]),
     .testTarget(
@@ -100,16 +109,17 @@ let package = Package(
     .testTarget(
       name: "MicLoopKitTests",
       dependencies: [
-        "MicLoopKit", "SignalDSP", "TonePlans", "ToneDecoding", "Metering", "DuplexIO",
-        "DuplexIOTesting", "AudioFiles", "AllocationCounter", "TestSupport",
+        "MicLoopKit", "SignalDSP", "FeedbackControl", "TonePlans", "ToneDecoding", "Metering",
+        "DuplexIO", "DuplexIOTesting", "AudioFiles", "AllocationCounter", "TestSupport",
       ]),
     .testTarget(name: "TextFormattingTests", dependencies: ["TextFormatting"]),
-    .testTarget(name: "ConsoleTests", dependencies: ["Console", "Metering"]),
+    .testTarget(name: "ConsoleTests", dependencies: ["Console", "FeedbackControl", "Metering"]),
     .testTarget(name: "PlottingTests", dependencies: ["Plotting", "SignalDSP", "TestSupport"]),
     .testTarget(
       name: "MicLoopCLITests",
       dependencies: [
-        "MicLoopCLI", "MicLoopKit", "AudioFiles", "Metering", "SignalDSP", "CCairo", "TestSupport",
+        "MicLoopCLI", "MicLoopKit", "AudioFiles", "Metering", "SignalDSP", "FeedbackControl",
+        "CCairo", "TestSupport",
       ],
       linkerSettings: [.linkedLibrary("cairo")]),
   ]

@@ -1,3 +1,4 @@
+import FeedbackControl
 import SignalDSP
 import TextFormatting
 

@@ -1,5 +1,6 @@
 import Console
 import DuplexIO
+import FeedbackControl
 import Metering
 import SignalDSP
 import TextFormatting

@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioFiles
 import Console
 import DuplexIO
+import FeedbackControl
 import Metering
 import MicLoopKit
 import SignalDSP

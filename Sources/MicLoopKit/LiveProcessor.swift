@@ -1,4 +1,5 @@
 import DuplexIO
+import FeedbackControl
 import Metering
 import SignalDSP
 import Synchronization

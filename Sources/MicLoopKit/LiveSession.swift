@@ -1,5 +1,6 @@
 import AudioFiles
 import DuplexIO
+import FeedbackControl
 import Metering
 import SignalDSP
 

@@ -147,7 +147,7 @@ public final class SpectrumAnalyzer {
   }
 
   /// The last frame analysed into the analyser's own storage.
-  var spectrum: Spectrum {
+  package var spectrum: Spectrum {
     Spectrum(
       frameLength: frameLength, binWidth: binWidth, amplitudeScale: amplitudeScale,
       power: power, values: UnsafeRawPointer(output).assumingMemoryBound(to: Float.self),

@@ -1,4 +1,5 @@
 import Console
+import FeedbackControl
 import Foundation
 import SignalDSP
 import Testing

@@ -12,6 +12,7 @@
 // (`make feedback-eval` makes the signals with Scripts/feedback_signals.py
 // and runs it with --check: exit 1 when a target is missed.)
 import AudioFiles
+import FeedbackControl
 import Foundation
 import MicLoopKit
 import SignalDSP

@@ -1,4 +1,5 @@
 import AudioFiles
+import FeedbackControl
 import Foundation
 import Metering
 import MicLoopKit

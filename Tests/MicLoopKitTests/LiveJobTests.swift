@@ -1,6 +1,7 @@
 import AudioFiles
 import DuplexIO
 import DuplexIOTesting
+import FeedbackControl
 import Foundation
 import Metering
 import MicLoopKit

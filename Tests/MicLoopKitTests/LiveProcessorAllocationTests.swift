@@ -1,5 +1,6 @@
 import DuplexIO
 import DuplexIOTesting
+import FeedbackControl
 import MicLoopKit
 import SignalDSP
 import TestSupport

@@ -1,4 +1,5 @@
 import AudioFiles
+import FeedbackControl
 import Metering
 import MicLoopKit
 import Plotting

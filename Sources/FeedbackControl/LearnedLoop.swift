@@ -1,3 +1,5 @@
+import SignalDSP
+
 /// A ring-out plan from a loop response the guard learned while the loop
 /// ran (`LoopLearner`), trusted only where it is plausible:
 ///

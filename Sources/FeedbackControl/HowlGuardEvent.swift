@@ -1,3 +1,5 @@
+import SignalDSP
+
 /// What the howl guard did, as it crosses from the audio thread to the
 /// control thread (a plain value: no references, no allocation).
 public struct HowlGuardEvent: BitwiseCopyable, Sendable, Equatable {

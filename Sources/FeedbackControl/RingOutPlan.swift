@@ -1,3 +1,5 @@
+import SignalDSP
+
 #if canImport(Glibc)
   import Glibc
 #endif

@@ -1,4 +1,5 @@
 import AllocationCounter
+import FeedbackControl
 import Foundation
 import SignalDSP
 import TestSupport

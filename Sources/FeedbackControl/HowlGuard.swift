@@ -1,3 +1,4 @@
+import SignalDSP
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,8 +1,9 @@
 import Foundation
+import SignalDSP
 import TestSupport
 import Testing
 
-@testable import SignalDSP
+@testable import FeedbackControl
 
 /// Learning a loop from what it plays and hears: the least-squares
 /// response, the whitening that keeps a talker from being taken for the

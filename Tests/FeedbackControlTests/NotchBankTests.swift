@@ -1,3 +1,4 @@
+import FeedbackControl
 import Foundation
 import SignalDSP
 import TestSupport
