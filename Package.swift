@@ -53,7 +53,8 @@ let package = Package(
       ]),
     .target(name: "TextFormatting"),
     .target(
-      name: "Console", dependencies: ["FeedbackControl", "Metering", "TonePlans", "TextFormatting"]),
+      name: "Console",
+      dependencies: ["DuplexIO", "FeedbackControl", "Metering", "TonePlans", "TextFormatting"]),
     .target(
       name: "Plotting",
       dependencies: ["CCairo", "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles"]),

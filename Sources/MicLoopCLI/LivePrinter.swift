@@ -114,9 +114,7 @@ final class LivePrinter {
   /// The device or its server went away; the job waits for it (`--reconnect`).
   func deviceLost(time: Double, reason: String) {
     if mode == .json {
-      StandardOutput.write(
-        "{\"event\":\"device_lost\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"reason\":\(JSONText.quoted(reason))}",
-        flush: true)
+      StandardOutput.write(LiveEventLines.deviceLost(time: time, reason: reason), flush: true)
     } else {
       clearBlock()
       StandardOutput.write(
@@ -129,8 +127,7 @@ final class LivePrinter {
   func deviceBack(time: Double, gap: Double, filled: Bool) {
     if mode == .json {
       StandardOutput.write(
-        "{\"event\":\"device_back\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"gap_seconds\":\(DecimalFormatting.fixed(gap, places: 3)),\"gap_filled\":\(filled)}",
-        flush: true)
+        LiveEventLines.deviceBack(time: time, gap: gap, filled: filled), flush: true)
     } else {
       clearBlock()
       StandardOutput.write(
@@ -143,11 +140,8 @@ final class LivePrinter {
   /// one, and those that could not be (their other port did not come back).
   func connectionsRestored(time: Double, _ connections: RestoredConnections) {
     if mode == .json {
-      let restored = connections.restored.map(JSONText.quoted).joined(separator: ",")
-      let missing = connections.notRestored.map(JSONText.quoted).joined(separator: ",")
       StandardOutput.write(
-        "{\"event\":\"connections_restored\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"restored\":[\(restored)],\"not_restored\":[\(missing)]}",
-        flush: true)
+        LiveEventLines.connectionsRestored(time: time, connections), flush: true)
     } else {
       clearBlock()
       for line in ConnectionsText.lines(connections) { StandardOutput.write(line, flush: true) }
@@ -157,10 +151,8 @@ final class LivePrinter {
   /// An xrun, with the frames a sound server lost when it says (`lostFrames` > 0).
   func xrun(_ bus: Bus, time: Double, lostFrames: Int = 0) {
     if mode == .json {
-      let lost = lostFrames > 0 ? ",\"lost_frames\":\(lostFrames)" : ""
       StandardOutput.write(
-        "{\"event\":\"xrun\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"bus\":\"\(bus.name)\"\(lost)}",
-        flush: true)
+        LiveEventLines.xrun(bus, time: time, lostFrames: lostFrames), flush: true)
     } else {
       clearBlock()
       let lost = lostFrames > 0 ? ", \(lostFrames) frames lost" : ""
@@ -174,9 +166,7 @@ final class LivePrinter {
   /// at stream time `time`: audio of that time may be missing.
   func paused(time: Double, seconds: Double) {
     if mode == .json {
-      StandardOutput.write(
-        "{\"event\":\"pause\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"duration\":\(DecimalFormatting.fixed(seconds, places: 3))}",
-        flush: true)
+      StandardOutput.write(LiveEventLines.pause(time: time, seconds: seconds), flush: true)
     } else {
       clearBlock()
       StandardOutput.write(
@@ -189,9 +179,7 @@ final class LivePrinter {
   /// span, as the recorder's index has it.
   func lostInPause(time: Double, seconds: Double) {
     if mode == .json {
-      StandardOutput.write(
-        "{\"event\":\"gap\",\"time\":\(DecimalFormatting.fixed(time, places: 3)),\"duration\":\(DecimalFormatting.fixed(seconds, places: 3)),\"reason\":\"pause\"}",
-        flush: true)
+      StandardOutput.write(LiveEventLines.lostInPause(time: time, seconds: seconds), flush: true)
     } else {
       clearBlock()
       StandardOutput.write(

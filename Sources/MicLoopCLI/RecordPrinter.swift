@@ -127,22 +127,34 @@ final class RecordPrinter {
   }
 
   /// The device went away; the job waits for it (`--reconnect`).
-  func deviceLost(reason: String) {
-    guard mode != .json else { return }
+  func deviceLost(time: Double, reason: String) {
+    guard mode != .json else {
+      StandardOutput.write(LiveEventLines.deviceLost(time: time, reason: reason), flush: true)
+      return
+    }
     clearStatus()
     StandardOutput.write("device lost: \(reason); waiting for it to come back", flush: true)
   }
 
   /// The connections of the lost client's ports made again, and those not.
-  func connectionsRestored(_ connections: RestoredConnections) {
-    guard mode != .json else { return }
+  func connectionsRestored(time: Double, _ connections: RestoredConnections) {
+    guard mode != .json else {
+      StandardOutput.write(
+        LiveEventLines.connectionsRestored(time: time, connections), flush: true)
+      return
+    }
     clearStatus()
     for line in ConnectionsText.lines(connections) { StandardOutput.write(line, flush: true) }
   }
 
   /// The device is back after `gap` seconds.
-  func deviceBack(gap: Double) {
-    guard mode != .json else { return }
+  func deviceBack(time: Double, gap: Double) {
+    guard mode != .json else {
+      // The recorder puts the gap on its timeline; no silence is written.
+      StandardOutput.write(
+        LiveEventLines.deviceBack(time: time, gap: gap, filled: false), flush: true)
+      return
+    }
     clearStatus()
     StandardOutput.write(
       "device back after \(DecimalFormatting.fixed(gap, places: 2)) s", flush: true)

@@ -89,9 +89,11 @@ final class RecordObserver: LiveJobObserver {
 
   func handle(_ event: LiveJobEvent) {
     switch event {
-    case .deviceLost(_, let failure): printer.deviceLost(reason: failure.description)
-    case .deviceBack(_, let gap, _): printer.deviceBack(gap: gap)
-    case .connectionsRestored(_, let connections): printer.connectionsRestored(connections)
+    case .deviceLost(let time, let failure):
+      printer.deviceLost(time: time, reason: failure.description)
+    case .deviceBack(let time, let gap, _): printer.deviceBack(time: time, gap: gap)
+    case .connectionsRestored(let time, let connections):
+      printer.connectionsRestored(time: time, connections)
     default: break
     }
     feed.handle(event)
