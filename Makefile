@@ -8,6 +8,11 @@ DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	pipewire pipewire-bin wireplumber dbus libspa-0.2-dev pipewire-jack \
 	asterisk-core-sounds-en-g722 asterisk-core-sounds-es-g722 asterisk-core-sounds-fr-g722 asterisk-moh-opsound-wav \
 	asterisk-prompt-fr-armelle asterisk-prompt-es-co
+# Real music for the howl guard's evaluation (Scripts/music_corpus.py): orchestral, game, tracker,
+# electronic, adventure, rock, classical and hold music, and sampled instruments for held notes.
+MUSIC_PACKAGES := wesnoth-1.16-music hedgewars-data fb-music-high warzone2100-music drascula-music \
+	fretsonfire-songs-muldjord fretsonfire-songs-sectoid singularity-music unknown-horizons \
+	csoundqt-examples fluidsynth fluid-soundfont-gm
 RELEASE_BIN := .build/release/micloop
 VENV := $(CURDIR)/.build/venv
 PYTHON := $(VENV)/bin/python
@@ -23,7 +28,7 @@ REAL_TALK_EVAL ?= --guard --check --report-only
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
-	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	@missing=$$(for p in $(DEBIAN_PACKAGES) $(MUSIC_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:" $$missing; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
@@ -96,10 +101,13 @@ real-keys-eval: build
 	$(PYTHON) Scripts/real_keys_eval.py --micloop $(RELEASE_BIN) $(REAL_EVAL)
 
 ## feedback-eval: the howl guard in three simulated rooms (gain staircase, time to act, false actions
-## on a minute of speech and of music, passed signal); fails when a check regresses
+## on a minute of speech and of music, 26 minutes of real music at three gains, passed signal);
+## fails when a check regresses
 feedback-eval: build
 	@test -f .build/feedback-eval/music.wav || $(PYTHON) Scripts/feedback_signals.py .build/feedback-eval
-	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval --check
+	@test -f .build/music-corpus/index.tsv || $(PYTHON) Scripts/music_corpus.py .build/music-corpus
+	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval \
+	  --music .build/music-corpus --check
 
 ## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line), the same 71,000 inputs every run
 fuzz-check: setup

@@ -59,10 +59,11 @@ final class HowlDetector {
   private let sums: UnsafeMutablePointer<Double>
   private let neighbourNear: Int
   private let neighbourFar: Int
-  /// Hops in `growthSpan`, `fastGrowthSpan` and `slowGrowthSpan`.
+  /// Hops in `growthSpan`, `fastGrowthSpan`, `slowGrowthSpan` and `steadyGrowthSpan`.
   private let span: Int
   private let fastSpan: Int
   private let longSpan: Int
+  private let steadySpan: Int
   /// Hops a second: level slopes per hop become growth in dB/s.
   private let hopsPerSecond: Double
   /// Scratch for a span's levels, prominences and frequencies.
@@ -93,7 +94,8 @@ final class HowlDetector {
     span = max(4, Int((settings.growthSpan / hopSeconds).rounded()))
     fastSpan = max(4, Int((settings.fastGrowthSpan / hopSeconds).rounded()))
     longSpan = max(span, fastSpan, Int((settings.slowGrowthSpan / hopSeconds).rounded()))
-    historyLength = longSpan
+    steadySpan = max(span, Int((settings.steadyGrowthSpan / hopSeconds).rounded()))
+    historyLength = max(longSpan, steadySpan)
     levels = .allocate(capacity: historyLength * binCount)
     levels.initialize(repeating: -.infinity, count: historyLength * binCount)
     frequencies = .allocate(capacity: historyLength * binCount)
@@ -133,6 +135,9 @@ final class HowlDetector {
   /// Whether steep howls may be caught over the short `fastGrowthSpan`
   /// (the guard sets it for a while after the gain was raised).
   var isAlert = false
+  /// Whether the gain has not risen for a while: only steady growth over
+  /// the long `steadyGrowthSpan` is a howl then (the guard sets it).
+  var isSettled = true
 
   /// Hz between bins.
   var binWidth: Double { sampleRate / Double(frameLength) }
@@ -238,7 +243,9 @@ final class HowlDetector {
       }
       guard Double(level) - harmonicLevel(bin) >= settings.peakToHarmonics,
         !isInHarmonicSeries(bin),
-        let growth = growth(at: bin, prominence: prominence)
+        let growth = isSettled
+          ? steadyGrowth(at: bin, prominence: prominence)
+          : growth(at: bin, prominence: prominence)
       else { continue }
       found(Finding(frequency: frequency, level: Double(level), growth: growth))
     }
@@ -360,12 +367,56 @@ final class HowlDetector {
       maximumDeviation: settings.fastDeviation)
   }
 
+  /// The growth (dB/s) of the peak at `bin` if it has grown steadily over
+  /// the long `steadyGrowthSpan` (the detector is settled), else `nil`.
+  private func steadyGrowth(at bin: Int, prominence: Double) -> Double? {
+    guard prominence >= settings.peakToNeighbours,
+      let growth = judged(
+        bin, span: steadySpan, minimumGrowth: settings.steadyMinimumGrowth,
+        maximumDeviation: settings.steadyDeviation,
+        missedHops: Int(settings.steadyMissedHops)),
+      !hasCoRisingPartial(bin, span: steadySpan)
+    else { return nil }
+    return growth
+  }
+
+  /// Whether a partial of a note the peak at `bin` could belong to rose
+  /// with it over the last `span` hops (`coRisingShare` of its rise or more).
+  private func hasCoRisingPartial(_ bin: Int, span: Int) -> Bool {
+    let oldest = (newest - (span - 1) + historyLength) % historyLength
+    let rise = Double(levels[newest * binCount + bin] - levels[oldest * binCount + bin])
+    guard rise > 0 else { return false }
+    let lowest = Double(current[bin]) - settings.coRisingRange
+    let fundamentalBins = settings.lowestFundamental / binWidth
+    var n = 1
+    while n <= settings.coRisingPartials && Double(bin) / Double(n) >= fundamentalBins {
+      defer { n += 1 }
+      let fundamental = Double(bin) / Double(n)
+      for m in 1...settings.coRisingPartials where m != n {
+        let centre = Int((fundamental * Double(m)).rounded())
+        guard centre - 6 >= 0, centre + 6 < binCount, abs(centre - bin) > 2 else { continue }
+        // The partial's own peak within a bin of where it should be.
+        var peak = centre
+        for candidate in (centre - 1)...(centre + 1) where current[candidate] > current[peak] {
+          peak = candidate
+        }
+        guard Double(current[peak]) >= lowest, isPartial(near: Double(peak), above: lowest) else {
+          continue
+        }
+        let partialRise = Double(
+          levels[newest * binCount + peak] - levels[oldest * binCount + peak])
+        if partialRise >= settings.coRisingShare * rise { return true }
+      }
+    }
+    return false
+  }
+
   /// The growth (dB/s) of the peak at `bin` over the last `span` hops if it
   /// grows like a howl there: at least `minimumGrowth` on a straight line
   /// (within `maximumDeviation`), over its surroundings too, not slowing
   /// down, on one frequency.
   private func judged(
-    _ bin: Int, span: Int, minimumGrowth: Double, maximumDeviation: Double
+    _ bin: Int, span: Int, minimumGrowth: Double, maximumDeviation: Double, missedHops: Int = 1
   ) -> Double? {
     guard hops >= span else { return nil }
     var frequencyCount = 0
@@ -381,8 +432,8 @@ final class HowlDetector {
         frequencyCount += 1
       }
     }
-    // A peak on (or next to) this bin in all hops but one.
-    guard frequencyCount >= span - 1 else { return nil }
+    // A peak on (or next to) this bin in all hops but `missedHops`.
+    guard frequencyCount >= span - missedHops else { return nil }
     let (slope, deviation) = Self.line(spanLevels, count: span)
     let growth = slope * hopsPerSecond
     guard growth >= minimumGrowth, growth <= settings.maximumGrowth,

@@ -61,6 +61,8 @@ public final class HowlGuard: @unchecked Sendable {
   /// the detector stays alert after the gain was raised.
   private var previousGain = Double.nan
   private var alertUntil = -Double.infinity
+  /// Until when the last gain rise keeps the detector unsettled.
+  private var unsettledUntil = -Double.infinity
 
   /// Notches set ahead for the gain, if the loop's response is known.
   public let ringOut: RingOutPlan?
@@ -205,6 +207,7 @@ public final class HowlGuard: @unchecked Sendable {
     recentIndex = 0
     previousGain = .nan
     alertUntil = -.infinity
+    unsettledUntil = -.infinity
     plannedStep = -1
     plannedDuck = 0
     for index in plannedSlots.indices { plannedSlots[index] = -1 }
@@ -261,9 +264,11 @@ public final class HowlGuard: @unchecked Sendable {
     if gainDecibels > previousGain + settings.alertRise && !(ringOut?.covers(gainDecibels) ?? false)
     {
       alertUntil = now + settings.alertDuration
+      unsettledUntil = now + settings.settleTime
     }
     previousGain = gainDecibels
     detector.isAlert = now < alertUntil
+    detector.isSettled = now >= unsettledUntil
     detector.analyze(mono, count: frames, gainDecibels: gainDecibels) { finding in
       act(on: finding, gainDecibels: gainDecibels, emit: emit)
     }

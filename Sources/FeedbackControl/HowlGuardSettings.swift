@@ -162,6 +162,29 @@ public struct HowlGuardSettings: Sendable, Equatable {
   public var fastGrowth = 100.0
   public var fastDeviation = 0.5
   public var fastProminence = 10.0
+  /// A loop goes past its limit when its gain rises or the room changes.
+  /// Once the gain has not risen for `settleTime` seconds (and from the
+  /// start), music's notes are far likelier than a howl: a peak must then
+  /// grow steadily over the long `steadyGrowthSpan` — at least
+  /// `steadyMinimumGrowth` dB/s on a straight line within `steadyDeviation`,
+  /// over its neighbours, on one frequency, a peak in all but
+  /// `steadyMissedHops` of its hops. A note's attack settles and a swell
+  /// bends within half a second; a howl keeps growing until it is stopped.
+  public var settleTime = 3.0
+  public var steadyGrowthSpan = 0.5
+  public var steadyMinimumGrowth = 15.0
+  public var steadyDeviation = 1.0
+  public var steadyMissedHops = 2.0
+  /// Settled, a peak is a note swelling when a partial of a note it could
+  /// belong to (the fundamentals f/n, n up to `coRisingPartials`, and their
+  /// partials up to `coRisingPartials`; at least `lowestFundamental`),
+  /// standing `seriesProminence` over its surroundings and no more than
+  /// `coRisingRange` dB under it, rose over the span by at least
+  /// `coRisingShare` of its rise: a swell or a crescendo lifts the whole
+  /// note, a howl rises alone.
+  public var coRisingPartials = 8
+  public var coRisingRange = 40.0
+  public var coRisingShare = 0.5
   /// Least growth over that span, dB/s (a howl 1 dB past the loop's limit
   /// grows about 15 dB/s).
   public var minimumGrowth = 15.0

@@ -104,12 +104,14 @@ import Testing
     HowlGuard(settings: settings, sampleRate: Self.rate, channelCount: 1, maximumFrameCount: 256)
   }
 
+  /// After the gain rose (a howl's commonest cause), a sine growing
+  /// 80 dB/s is notched within 0.4 s.
   @Test func aGrowingSineIsNotchedWhileStillQuiet() throws {
     let count = Int(2 * Self.rate)
     let input = Self.sum(
       Self.noise(count: count, level: -60, seed: 1),
       Self.howl(2500, start: 0.5, end: 2, level: -70, growth: 80, count: count))
-    let (output, events) = Self.run(input, makeGuard())
+    let (output, events) = Self.run(input, makeGuard()) { $0 < 0.45 ? -3 : 0 }
     let first = try #require(events.first)
     #expect(first.action == .notch)
     #expect(abs(first.frequency - 2500) < 10)
@@ -187,6 +189,37 @@ import Testing
     #expect(output == input)
   }
 
+  /// With the gain steady (from the start, and 3 s after a rise), a howl
+  /// must grow steadily for half a second: one growing 40 dB/s from a room
+  /// that changed is notched once it has, while an organ chord swelling
+  /// 25 dB/s over 1.5 s (every partial of its notes rising together) and
+  /// notes struck and held are left alone, bit for bit.
+  @Test func aSettledGuardWaitsForSteadyGrowthAndLeavesSwellsAlone() throws {
+    let count = Int(4 * Self.rate)
+    let noise = Self.noise(count: count, level: -70, seed: 9)
+    let howl = Self.sum(
+      noise, Self.howl(2500, start: 1, end: 4, level: -75, growth: 40, count: count))
+    let events = Self.run(howl, makeGuard()).events
+    let first = try #require(events.first)
+    #expect(first.action == .notch && abs(first.frequency - 2500) < 10)
+    #expect(first.time > 1.5 && first.time < 2.6, "found at \(first.time) s")
+    let swell = Self.sum(
+      noise,
+      Self.signal(count: count) { t in
+        // Three organ notes, 8 partials each, swelling from 0.5 s to 2 s.
+        guard t > 0.3 else { return 0 }
+        let level = -45 + 25 * min(1, max(0, (t - 0.5) / 1.5))
+        var x = 0.0
+        for root in [261.6, 329.6, 392.0] {
+          for k in 1...8 { x += sin(2 * .pi * root * Double(k) * t) / Double(k) }
+        }
+        return pow(10, level / 20) * x
+      })
+    let (output, swellEvents) = Self.run(swell, makeGuard())
+    #expect(swellEvents.isEmpty, "\(swellEvents)")
+    #expect(output == swell)
+  }
+
   @Test func severalHowlsAtOnceDuckAndTheDuckComesBack() throws {
     let count = Int(7 * Self.rate)
     let input = Self.sum(
@@ -194,7 +227,8 @@ import Testing
       Self.howl(1500, start: 0.3, end: 1.2, level: -65, growth: 100, count: count),
       Self.howl(2600, start: 0.3, end: 1.2, level: -65, growth: 100, count: count),
       Self.howl(3900, start: 0.3, end: 1.2, level: -65, growth: 100, count: count))
-    let (_, events) = Self.run(input, makeGuard())
+    // The gain rose just before: howls are judged over the short spans.
+    let (_, events) = Self.run(input, makeGuard()) { $0 < 0.25 ? -6 : 0 }
     #expect(events.filter { $0.action == .notch }.count >= 2)
     let duck = try #require(events.first { $0.action == .duck })
     #expect(duck.isDuck && duck.depth == -6)

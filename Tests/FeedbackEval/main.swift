@@ -77,6 +77,12 @@ func fixed(_ value: Double, _ places: Int = 1) -> String {
 var arguments = Array(CommandLine.arguments.dropFirst())
 var roomsDirectory = ""
 var signalsDirectory = ""
+/// The real-music corpus (`Scripts/music_corpus.py`): its index.tsv and WAVs.
+var musicDirectory: String?
+/// Only the clips of this group (`tune` or `check`), to try a setting quickly.
+var musicGroup: String?
+/// Only the clips of these names.
+var musicNames: Set<String>?
 var only: String?
 var checks = false
 var verbose = false
@@ -107,6 +113,10 @@ let tunable: [String: WritableKeyPath<HowlGuardSettings, Double>] = [
   "learnedRise": \.learnedRise, "learnedRiseTime": \.learnedRiseTime,
   "learnedLowest": \.learnedLowest, "learnedHighest": \.learnedHighest,
   "learnedSeconds": \.learnedSeconds,
+  "settleTime": \.settleTime, "steadyGrowthSpan": \.steadyGrowthSpan,
+  "steadyMinimumGrowth": \.steadyMinimumGrowth, "steadyDeviation": \.steadyDeviation,
+  "steadyMissedHops": \.steadyMissedHops, "saturatedLevel": \.saturatedLevel,
+  "coRisingRange": \.coRisingRange, "coRisingShare": \.coRisingShare,
 ]
 while !arguments.isEmpty {
   let flag = arguments.removeFirst()
@@ -117,6 +127,9 @@ while !arguments.isEmpty {
   switch flag {
   case "--rooms": roomsDirectory = value()
   case "--signals": signalsDirectory = value()
+  case "--music": musicDirectory = value()
+  case "--music-group": musicGroup = value()
+  case "--music-clips": musicNames = Set(value().split(separator: ",").map(String.init))
   case "--only": only = value()
   case "--check": checks = true
   case "--verbose": verbose = true
@@ -127,6 +140,8 @@ while !arguments.isEmpty {
       settings.notchCount = Int(number)
     } else if pair[0] == "seriesHarmonics" {
       settings.seriesHarmonics = Int(number)
+    } else if pair[0] == "coRisingPartials" {
+      settings.coRisingPartials = Int(number)
     } else if pair[0] == "simultaneousHowls" {
       settings.simultaneousHowls = Int(number)
     } else if let path = tunable[pair[0]] {
@@ -156,6 +171,32 @@ let rooms = ["living", "office", "hall"].map { name -> Room in
 }
 let speech = readMono("\(signalsDirectory)/speech.wav")
 let music = readMono("\(signalsDirectory)/music.wav")
+/// One clip of the real-music corpus.
+struct MusicClip {
+  var group: String
+  var kind: String
+  var name: String
+  var samples: [Float]
+}
+
+/// The real-music corpus, when `--music` names it.
+let musicClips: [MusicClip] = {
+  guard let musicDirectory else { return [] }
+  guard let index = try? String(contentsOfFile: musicDirectory + "/index.tsv", encoding: .utf8)
+  else { fail("no \(musicDirectory)/index.tsv: run Scripts/music_corpus.py") }
+  return index.split(separator: "\n").map { line -> MusicClip in
+    let fields = line.split(separator: "\t").map(String.init)
+    guard fields.count >= 3 else { fail("\(musicDirectory)/index.tsv: a short line") }
+    return MusicClip(
+      group: fields[0], kind: fields[1], name: fields[2],
+      samples: readMono("\(musicDirectory)/\(fields[0])/\(fields[1])-\(fields[2]).wav"))
+  }
+}()
+/// Real music as the talker of the time-to-act runs: a held organ chord and an orchestra.
+let musicTalkers = ["church-organ", "wesnoth-battle-epic"].compactMap { name in
+  musicClips.first { $0.name == name }
+}
+
 /// What the guard must keep doing (with --check, a miss fails the run) ...
 var failures = [String]()
 func expect(_ condition: Bool, _ message: String) {
@@ -285,7 +326,7 @@ if section("act") {
   }
   var cases = [Case]()
   for room in rooms {
-    for talker in ["noise", "speech"] {
+    for talker in ["noise", "speech"] + musicTalkers.map(\.name) {
       for over in [3.0, 6.0] { cases.append(Case(room: room, over: over, talker: talker)) }
     }
   }
@@ -294,13 +335,13 @@ if section("act") {
   let talkers = cases.map { item -> [Float] in
     let msg = item.room.stability.maximumStableGain
     var noise = NoiseSource(seed: UInt64(11 + Int(item.over)))
-    return item.talker == "noise"
-      ? noise.samples(frames, level: -40)
-      : mixed(
-        scaled(
-          Array(speech[(Evaluation.rate * 7)..<(Evaluation.rate * 7 + frames)]),
-          peak: -12 - (msg + item.over)),
-        noise.samples(frames, level: -80))
+    if item.talker == "noise" { return noise.samples(frames, level: -40) }
+    let source = musicTalkers.first { $0.name == item.talker }?.samples ?? speech
+    return mixed(
+      scaled(
+        Array(source[(Evaluation.rate * 7)..<(Evaluation.rate * 7 + frames)]),
+        peak: -12 - (msg + item.over)),
+      noise.samples(frames, level: -80))
   }
   // Per case: no guard, the guard (learning), with the ring-out plan, detection alone.
   let runs = concurrently(cases.count * 4) { index -> LoopRun in
@@ -502,6 +543,84 @@ if section("false") {
       expect(planned == 0, "\(item.name) \(item.talker): \(planned) planned actions")
     }
   }
+}
+
+// MARK: Real music
+
+if section("music"), let musicDirectory {
+  let clips = musicClips.filter {
+    (musicGroup == nil || $0.group == musicGroup) && (musicNames?.contains($0.name) ?? true)
+  }
+  let gains: [(String, (Room) -> Double)] = [
+    ("−40 dB", { _ in -40 }), ("MSG − 6 dB", { $0.stability.maximumStableGain - 6 }),
+    ("MSG − 3 dB", { $0.stability.maximumStableGain - 3 }),
+  ]
+  print(
+    "\nReal music (\(clips.count) clips of 60 s: \(Set(clips.map(\.kind)).count) kinds), the guard as loopback runs it, false actions per room and gain (tune | check):"
+  )
+  struct MusicCase {
+    var clip: Int
+    var room: Int
+    var gain: Int
+  }
+  var cases = [MusicCase]()
+  for clip in clips.indices {
+    for room in rooms.indices { for gain in gains.indices { cases.append(MusicCase(clip: clip, room: room, gain: gain)) } }
+  }
+  let frames = 60 * Evaluation.rate
+  /// A case's events with the guard, and whether its output was the one without.
+  struct MusicRun {
+    var events: [HowlGuardEvent]
+    var identical: Bool
+  }
+  // Each case runs with and without the guard on one thread and keeps only
+  // the comparison: 60 s of both signals for every case would not fit.
+  let musicRuns = concurrently(cases.count) { index -> MusicRun in
+    let item = cases[index]
+    let room = rooms[item.room]
+    let gain = gains[item.gain].1(room)
+    let talker = scaled(Array(clips[item.clip].samples.prefix(frames)), peak: -12 - gain)
+    let plain = runClosedLoop(
+      impulseResponse: room.response, talker: talker, frames: frames, gain: gain,
+      guardSettings: nil)
+    let guarded = runClosedLoop(
+      impulseResponse: room.response, talker: talker, frames: frames, gain: gain,
+      guardSettings: settings)
+    return MusicRun(events: guarded.events, identical: plain.speaker == guarded.speaker)
+  }
+  print("| room | gain | actions (tune) | actions (check) | output identical to no guard |")
+  print("|---|---|---|---|---|")
+  for room in rooms.indices {
+    for gain in gains.indices {
+      var actions = ["tune": 0, "check": 0]
+      var identical = 0
+      var total = 0
+      for (index, item) in cases.enumerated() where item.room == room && item.gain == gain {
+        let clip = clips[item.clip]
+        let events = musicRuns[index].events
+        actions[clip.group, default: 0] += events.count
+        total += 1
+        if musicRuns[index].identical { identical += 1 }
+        for event in events.prefix(verbose ? 3 : 0) {
+          print(
+            "    \(clip.name): \(event.action.name) at \(fixed(event.time, 3)) s, \(fixed(event.frequency, 0)) Hz, growth \(fixed(event.growth, 0)) dB/s"
+          )
+        }
+        target(
+          events.isEmpty,
+          "\(rooms[room].name) at \(gains[gain].0), \(clip.group) \(clip.name): \(events.count) actions")
+      }
+      print(
+        "| \(rooms[room].name) | \(gains[gain].0) | \(actions["tune"]!) | \(actions["check"]!) | \(identical) of \(total) |"
+      )
+    }
+  }
+  var perKind = [String: Int]()
+  for (index, item) in cases.enumerated() {
+    perKind[clips[item.clip].kind, default: 0] += musicRuns[index].events.count
+  }
+  print(
+    "By kind: " + perKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
 }
 
 // MARK: Passed signal
