@@ -375,9 +375,22 @@ final class HowlDetector {
         bin, span: steadySpan, minimumGrowth: settings.steadyMinimumGrowth,
         maximumDeviation: settings.steadyDeviation,
         missedHops: Int(settings.steadyMissedHops)),
-      !hasCoRisingPartial(bin, span: steadySpan)
+      !hasCoRisingPartial(bin, span: steadySpan), standsOverSubharmonics(bin)
     else { return nil }
     return growth
+  }
+
+  /// Whether the peak at `bin` stands `subharmonicMargin` over every peak
+  /// at a fundamental it could be a partial of.
+  private func standsOverSubharmonics(_ bin: Int) -> Bool {
+    let ceiling = Double(current[bin]) - settings.subharmonicMargin
+    let fundamentalBins = settings.lowestFundamental / binWidth
+    var n = 2
+    while n <= settings.coRisingPartials && Double(bin) / Double(n) >= fundamentalBins {
+      defer { n += 1 }
+      if isPartial(near: Double(bin) / Double(n), above: ceiling) { return false }
+    }
+    return true
   }
 
   /// Whether a partial of a note the peak at `bin` could belong to rose

@@ -171,7 +171,7 @@ public struct HowlGuardSettings: Sendable, Equatable {
   /// `steadyMissedHops` of its hops. A note's attack settles and a swell
   /// bends within half a second; a howl keeps growing until it is stopped.
   public var settleTime = 3.0
-  public var steadyGrowthSpan = 0.5
+  public var steadyGrowthSpan = 0.8
   public var steadyMinimumGrowth = 15.0
   public var steadyDeviation = 1.0
   public var steadyMissedHops = 2.0
@@ -183,8 +183,14 @@ public struct HowlGuardSettings: Sendable, Equatable {
   /// `coRisingShare` of its rise: a swell or a crescendo lifts the whole
   /// note, a howl rises alone.
   public var coRisingPartials = 8
-  public var coRisingRange = 40.0
-  public var coRisingShare = 0.5
+  public var coRisingRange = 50.0
+  public var coRisingShare = 0.3
+  /// Settled, a peak must stand `subharmonicMargin` dB over any peak at a
+  /// fundamental it could be a partial of (f/n, n from 2 to
+  /// `coRisingPartials`, at least `lowestFundamental`): a resonant filter
+  /// or a formant lifts one partial of a note out of it; a howl grows on
+  /// until it stands clear of whatever the program holds.
+  public var subharmonicMargin = 10.0
   /// Least growth over that span, dB/s (a howl 1 dB past the loop's limit
   /// grows about 15 dB/s).
   public var minimumGrowth = 15.0

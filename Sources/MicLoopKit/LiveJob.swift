@@ -57,8 +57,10 @@ public struct LiveJobSettings: Sendable {
   public var recovery = DeviceRecovery()
   /// Hand every captured block to the observer (`LiveJobObserver.captured`).
   public var handsOverAudio = false
-  /// Seconds without audio after which a session counts its device as lost.
-  public var stallLimit = 8.0
+  /// Seconds without audio, once it flowed, after which a session counts
+  /// its device as lost (`startLimit` before its first audio).
+  public var stallLimit = StallWatch.defaultLimit
+  public var startLimit = StallWatch.defaultStartLimit
 
   public init() {}
 }
@@ -158,6 +160,7 @@ public final class LiveJob<Backend: DuplexBackend> {
         configuration: configuration, backend: makeBackend(), processor: processor)
     } catch { throw .device(error) }
     session.stallLimit = settings.stallLimit
+    session.startLimit = settings.startLimit
     if let plan = live.feedbackRingOut, let granted = session.unit.granted,
       plan.sampleRate != Double(granted.sampleRate)
     {
@@ -322,6 +325,7 @@ public final class LiveJob<Backend: DuplexBackend> {
         configuration: configuration, backend: makeBackend(), processor: processor)
       {
         back.stallLimit = settings.stallLimit
+        back.startLimit = settings.startLimit
         return back
       }
       usleep(useconds_t(settings.recovery.retryInterval * 1_000_000))

@@ -77,10 +77,13 @@ public final class LiveSession<Backend: DuplexBackend> {
   public let unit: Unit
   public let processor: LiveProcessor
   public let configuration: DuplexConfiguration
-  /// Seconds without a processed frame after which the job ends with
-  /// `deviceLost`: a driver can hang inside a read when its sound server
-  /// dies, where the unit's own deadline never runs.
-  public var stallLimit = 8.0
+  /// Seconds without a processed frame, once audio flowed, after which
+  /// the job ends with `deviceLost`: a driver can hang inside a read when
+  /// its sound server dies, where the unit's own deadline never runs.
+  public var stallLimit = StallWatch.defaultLimit
+  /// The same before the first audio of the session: a sound server may
+  /// take seconds to start a stream.
+  public var startLimit = StallWatch.defaultStartLimit
 
   /// Opens and configures the devices and prepares the processor for what
   /// they granted (nothing runs yet).
@@ -199,7 +202,7 @@ public final class LiveSession<Backend: DuplexBackend> {
 
     processor.frameLimit.store(frameLimit.map { Int($0) } ?? .max, ordering: .relaxed)
     try unit.start()
-    var stall = StallWatch(limit: stallLimit)
+    var stall = StallWatch(limit: stallLimit, startLimit: startLimit)
     var stalled = false
     while true {
       let ended = unit.waitUntilStopped(timeout: 0.02)
@@ -240,7 +243,7 @@ public final class LiveSession<Backend: DuplexBackend> {
     }
     unit.stop()
     drain()
-    let failure = unit.failure ?? (stalled ? stallFailure() : nil)
+    let failure = unit.failure ?? (stalled ? stallFailure(after: stall.waited) : nil)
     if endsJob || failure == nil {
       processor.finishMeter(emit: handlers.onEvent)
     }
@@ -259,7 +262,7 @@ public final class LiveSession<Backend: DuplexBackend> {
 
 extension LiveSession {
   /// The failure of a stream that stopped moving.
-  private func stallFailure() -> DuplexError {
+  private func stallFailure(after stallLimit: Double) -> DuplexError {
     let device =
       configuration.isInputEnabled ? configuration.captureDevice : configuration.playbackDevice
     let seconds = stallLimit >= 1 ? "\(Int(stallLimit))" : "\(stallLimit)"
@@ -271,25 +274,39 @@ extension LiveSession {
 }
 
 /// Watches a counter that should keep growing and says when it has not
-/// grown for `limit` seconds of the monotonic clock. A check that comes
-/// `pauseLimit` or more after the one before means the whole process was
-/// held (stopped by Ctrl-Z or SIGSTOP, or starved): that pause is the
-/// process's own, not the device's, so the wait starts again. Control thread.
-struct StallWatch {
+/// grown for `limit` seconds of the monotonic clock (`startLimit` before
+/// it first grew). A check that comes `pauseLimit` or more after the one
+/// before means the whole process was held (stopped by Ctrl-Z or SIGSTOP,
+/// or starved): that pause is the process's own, not the device's, so the
+/// wait starts again. Control thread.
+public struct StallWatch {
+  /// Seconds without audio, once it flowed, that mean the device is gone:
+  /// a server that died is noticed, and one that came back is reopened,
+  /// within a few seconds.
+  public static let defaultLimit = 2.0
+  /// Seconds a stream may take to deliver its first audio.
+  public static let defaultStartLimit = 8.0
   let limit: Double
+  let startLimit: Double
   /// The longest gap between two checks of a running control loop.
   static let pauseLimit = 1.0
   private var lastProgress: Int64 = -1
+  /// The counter at the first check: audio flows once it grows past it.
+  private var firstProgress: Int64?
   /// When the counter last grew (`MonotonicClock.seconds`).
   private(set) var lastChange = MonotonicClock.seconds
   private var lastCheck = MonotonicClock.seconds
   /// Seconds of the last pause of the process itself, taken by `takePause`.
   private var pause: Double?
 
-  init(limit: Double) { self.limit = limit }
+  init(limit: Double, startLimit: Double) {
+    self.limit = limit
+    self.startLimit = max(limit, startLimit)
+  }
 
   mutating func hasStalled(progress: Int64, now: Double = MonotonicClock.seconds) -> Bool {
     defer { lastCheck = now }
+    if firstProgress == nil { firstProgress = progress }
     if now - lastCheck >= Self.pauseLimit {
       pause = now - lastCheck
       lastChange = now
@@ -299,8 +316,13 @@ struct StallWatch {
       lastChange = now
       return false
     }
-    return now - lastChange >= limit
+    let flowed = progress > (firstProgress ?? progress)
+    waited = flowed ? limit : startLimit
+    return now - lastChange >= waited
   }
+
+  /// The limit the last check held the counter to.
+  private(set) var waited = 0.0
 
   /// How long the process was held since this was last asked, if it was.
   mutating func takePause() -> Double? {

@@ -117,6 +117,7 @@ let tunable: [String: WritableKeyPath<HowlGuardSettings, Double>] = [
   "steadyMinimumGrowth": \.steadyMinimumGrowth, "steadyDeviation": \.steadyDeviation,
   "steadyMissedHops": \.steadyMissedHops, "saturatedLevel": \.saturatedLevel,
   "coRisingRange": \.coRisingRange, "coRisingShare": \.coRisingShare,
+  "subharmonicMargin": \.subharmonicMargin,
 ]
 while !arguments.isEmpty {
   let flag = arguments.removeFirst()
@@ -565,7 +566,9 @@ if section("music"), let musicDirectory {
   }
   var cases = [MusicCase]()
   for clip in clips.indices {
-    for room in rooms.indices { for gain in gains.indices { cases.append(MusicCase(clip: clip, room: room, gain: gain)) } }
+    for room in rooms.indices {
+      for gain in gains.indices { cases.append(MusicCase(clip: clip, room: room, gain: gain)) }
+    }
   }
   let frames = 60 * Evaluation.rate
   /// A case's events with the guard, and whether its output was the one without.
@@ -608,7 +611,8 @@ if section("music"), let musicDirectory {
         }
         target(
           events.isEmpty,
-          "\(rooms[room].name) at \(gains[gain].0), \(clip.group) \(clip.name): \(events.count) actions")
+          "\(rooms[room].name) at \(gains[gain].0), \(clip.group) \(clip.name): \(events.count) actions"
+        )
       }
       print(
         "| \(rooms[room].name) | \(gains[gain].0) | \(actions["tune"]!) | \(actions["check"]!) | \(identical) of \(total) |"
@@ -620,7 +624,8 @@ if section("music"), let musicDirectory {
     perKind[clips[item.clip].kind, default: 0] += musicRuns[index].events.count
   }
   print(
-    "By kind: " + perKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+    "By kind: "
+      + perKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
 }
 
 // MARK: Passed signal

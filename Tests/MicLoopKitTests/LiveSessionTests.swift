@@ -18,7 +18,8 @@ import Testing
   @Test func aStreamThatStopsMovingEndsTheJobAsALostDevice() throws {
     let device = SimulatedDevicePair(periodFrames: 64)
     let session = try session(device)
-    session.stallLimit = 0.3
+    session.stallLimit = 0.2
+    session.startLimit = 0.3
     let outcome = try session.run(
       duration: 60, recorder: nil, shouldStop: { false }, onEvent: { _ in })
     let failure = try #require(outcome.failure)
@@ -26,6 +27,28 @@ import Testing
     #expect(failure.device == "sim:mic")
     #expect(failure.description.contains("no audio for 0.3 s"))
     #expect(failure.description.contains("sound server may have stopped"))
+  }
+
+  /// Once audio flowed, a stream that stops is lost after the shorter
+  /// `stallLimit` (a server that died is noticed at once), not the
+  /// `startLimit` a stream is given to start.
+  @Test func aStreamThatFlowedIsLostAfterTheShorterLimit() throws {
+    let device = SimulatedDevicePair(periodFrames: 64)
+    let session = try session(device)
+    session.stallLimit = 0.2
+    session.startLimit = 30
+    let feeder = Thread {
+      usleep(100_000)
+      device.advance(periods: 10)
+    }
+    feeder.start()
+    let started = MonotonicClock.seconds
+    let outcome = try session.run(
+      duration: 60, recorder: nil, shouldStop: { false }, onEvent: { _ in })
+    let failure = try #require(outcome.failure)
+    #expect(failure.kind == .deviceLost)
+    #expect(failure.description.contains("no audio for 0.2 s"))
+    #expect(MonotonicClock.seconds - started < 10)
   }
 
   /// A stream that moves is not a stall, however long the job.
