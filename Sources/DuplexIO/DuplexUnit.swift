@@ -191,7 +191,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       guard let thread else { return }
       stopRequested.store(true, ordering: .releasing)
       backend.wake()
-      if halted.wait(timeout: Self.haltTimeout) {
+      if halted.wait(timeout: haltTimeout) {
         thread.join()
       } else {
         thread.detach()
@@ -213,7 +213,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   private func stopCycles() {
     stopRequested.store(true, ordering: .sequentiallyConsistent)
     // A cycle already inside the client finishes within a period.
-    let deadline = MonotonicClock.seconds + Self.haltTimeout
+    let deadline = MonotonicClock.seconds + haltTimeout
     while isInCycle.load(ordering: .sequentiallyConsistent) && MonotonicClock.seconds < deadline {
       usleep(100)
     }
@@ -240,7 +240,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       backend.halt()
       return
     }
-    if halted.wait(timeout: Self.haltTimeout) {
+    if halted.wait(timeout: haltTimeout) {
       helper.join()
     } else {
       helper.detach()
@@ -266,8 +266,17 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     format = nil
   }
 
-  /// Seconds `stop` waits for the devices to halt before abandoning them.
-  public static var haltTimeout: Double { 2 }
+  /// Seconds `stop` waits for the devices to halt before abandoning them:
+  /// `haltPeriods` periods, and at least `leastHaltTimeout`. A halt takes
+  /// a period or two; one that takes longer has hung on a dead server, and
+  /// every second spent on it delays reopening when the server is back.
+  public var haltTimeout: Double {
+    guard let granted, granted.sampleRate > 0 else { return Self.leastHaltTimeout }
+    let periods = Self.haltPeriods * Double(granted.periodFrames) / Double(granted.sampleRate)
+    return max(Self.leastHaltTimeout, periods)
+  }
+  public static var leastHaltTimeout: Double { 0.5 }
+  public static var haltPeriods: Double { 4 }
 
   /// Whether a device hung while halting and was abandoned by `stop`.
   public private(set) var isWedged = false

@@ -14,6 +14,14 @@ public func runMicLoop() -> Never {
   // Tone decoding and plots analyse spectra: the FFT planner gets ready
   // while the command line is read.
   SpectrumAnalyzer.prepareInBackground()
+  if let position = firstArgumentNotUTF8() {
+    // Swift reads such an argument with its bytes replaced: a path would
+    // name another file.
+    StandardOutput.writeError(
+      "micloop: error: argument \(position) is not UTF-8 text; rename the file or pass it through a symbolic link with a UTF-8 name (see 'micloop help')"
+    )
+    exit(64)
+  }
   var command: ParsableCommand
   do {
     command = try MicLoop.parseAsRoot()
@@ -53,6 +61,16 @@ public func runMicLoop() -> Never {
     StandardOutput.writeError("micloop: error: \(error)")
     exit(code.rawValue == 0 ? 1 : code.rawValue)
   }
+}
+
+/// The position (1 for the first after the program) of the first
+/// command-line argument whose bytes are not valid UTF-8, if any.
+func firstArgumentNotUTF8() -> Int? {
+  for index in 1..<Int(CommandLine.argc) {
+    guard let argument = CommandLine.unsafeArgv[index] else { continue }
+    if String(validatingCString: argument) == nil { return index }
+  }
+  return nil
 }
 
 /// A parser's message in one line: its lines joined, a list of choices

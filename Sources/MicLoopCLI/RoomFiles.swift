@@ -62,7 +62,7 @@ enum RoomFiles {
     return response
   }
 
-  /// The talker, at the room's rate.
+  /// The talker, at the room's rate: some audio, no damaged samples.
   static func talker(_ path: String, rate: Int, room: String) throws -> [Float] {
     let talker = try readMono(path)
     guard talker.rate == rate else {
@@ -70,6 +70,17 @@ enum RoomFiles {
         message:
           "\(path) is \(talker.rate) Hz but the room \(room) is \(rate) Hz; resample it (sox \(path) -r \(rate) talker-\(rate).wav)"
       )
+    }
+    guard !talker.samples.isEmpty else {
+      throw CommandFailure(
+        message: "\(path) holds no audio; give a recording of the talker", status: 65)
+    }
+    if let bad = talker.samples.firstIndex(where: { !DamagedSamples.isSound($0) }) {
+      let time = Double(bad) / Double(talker.rate)
+      throw CommandFailure(
+        message:
+          "\(path) holds damaged samples from \(String(format: "%.3f", time)) s (not a number, or beyond +60 dBFS); repair or re-export it",
+        status: 65)
     }
     return talker.samples
   }

@@ -202,7 +202,9 @@ public final class LiveSession<Backend: DuplexBackend> {
 
     processor.frameLimit.store(frameLimit.map { Int($0) } ?? .max, ordering: .relaxed)
     try unit.start()
-    var stall = StallWatch(limit: stallLimit, startLimit: startLimit)
+    var stall = StallWatch(
+      limit: stallLimit, startLimit: startLimit,
+      flowingFrames: Int64(StallWatch.flowingTime * rate))
     var stalled = false
     while true {
       let ended = unit.waitUntilStopped(timeout: 0.02)
@@ -274,8 +276,8 @@ extension LiveSession {
 }
 
 /// Watches a counter that should keep growing and says when it has not
-/// grown for `limit` seconds of the monotonic clock (`startLimit` before
-/// it first grew). A check that comes `pauseLimit` or more after the one
+/// grown for `limit` seconds of the monotonic clock (`startLimit` until
+/// it has grown by `flowingFrames`). A check that comes `pauseLimit` or more after the one
 /// before means the whole process was held (stopped by Ctrl-Z or SIGSTOP,
 /// or starved): that pause is the process's own, not the device's, so the
 /// wait starts again. Control thread.
@@ -286,12 +288,17 @@ public struct StallWatch {
   public static let defaultLimit = 2.0
   /// Seconds a stream may take to deliver its first audio.
   public static let defaultStartLimit = 8.0
+  /// Seconds of audio after which a stream counts as flowing: a server
+  /// may hand a new stream a first block and then nothing for seconds
+  /// (a PulseAudio null sink's monitor waits out its 2 s block).
+  public static let flowingTime = 1.0
   let limit: Double
   let startLimit: Double
   /// The longest gap between two checks of a running control loop.
   static let pauseLimit = 1.0
   private var lastProgress: Int64 = -1
-  /// The counter at the first check: audio flows once it grows past it.
+  /// The counter at the first check: audio flows once it grows
+  /// `flowingFrames` past it.
   private var firstProgress: Int64?
   /// When the counter last grew (`MonotonicClock.seconds`).
   private(set) var lastChange = MonotonicClock.seconds
@@ -299,9 +306,12 @@ public struct StallWatch {
   /// Seconds of the last pause of the process itself, taken by `takePause`.
   private var pause: Double?
 
-  init(limit: Double, startLimit: Double) {
+  let flowingFrames: Int64
+
+  init(limit: Double, startLimit: Double, flowingFrames: Int64 = 0) {
     self.limit = limit
     self.startLimit = max(limit, startLimit)
+    self.flowingFrames = flowingFrames
   }
 
   mutating func hasStalled(progress: Int64, now: Double = MonotonicClock.seconds) -> Bool {
@@ -316,7 +326,7 @@ public struct StallWatch {
       lastChange = now
       return false
     }
-    let flowed = progress > (firstProgress ?? progress)
+    let flowed = progress - (firstProgress ?? progress) > flowingFrames
     waited = flowed ? limit : startLimit
     return now - lastChange >= waited
   }

@@ -263,6 +263,25 @@ import Testing
     #expect(result.errorOutput.contains("resample"), "\(result.errorOutput)")
   }
 
+  /// A talker with no audio, or with damaged samples, is refused in one
+  /// line with status 65 (the simulation ran on them silently).
+  @Test func anEmptyOrDamagedTalkerIsRefused() throws {
+    let empty = file("empty-talker.wav")
+    try MicLoopBinary.shell([
+      "sox", "-V1", "-n", "-r", "48000", "-b", "16", "-c", "1", empty, "trim", "0", "0",
+    ])
+    let damaged = file("nan-talker.wav")
+    try MicLoopBinary.writeFloatWAVWithNaN(damaged)
+    for (talker, mentions) in [(empty, "no audio"), (damaged, "damaged samples")] {
+      let result = try MicLoopBinary.run([
+        "loopback", "--input", talker, "--room", Self.room("living"),
+      ])
+      #expect(result.status == 65, "\(talker) exited \(result.status)")
+      #expect(result.errorLines.count == 1, "\(result.errorOutput)")
+      #expect(result.errorOutput.contains(mentions), "\(result.errorOutput)")
+    }
+  }
+
   /// The living room run 6 dB under its limit for 3 s: the guard learns
   /// the loop from what it plays and hears, and when the gain jumps 9 dB
   /// its learned notches go in during the first period at the new gain —

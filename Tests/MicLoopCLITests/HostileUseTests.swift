@@ -534,4 +534,18 @@ import Testing
       .flatMap { Int($0.split(separator: " ")[1]) } ?? .max
     #expect(peak < 300_000, "\(result.errorOutput)")
   }
+
+  /// A path whose bytes are not UTF-8 would reach the file system with
+  /// them replaced (another file, or a new one beside it): it is refused in
+  /// one line, and nothing is written.
+  @Test func anArgumentThatIsNotUTF8IsRefused() throws {
+    let result = try shell(
+      #"cp "$DIR/tone.wav" "$DIR/$(printf 'caf\351').wav" && "$M" tone -f 1000 --duration 0.1 --output "$DIR/$(printf 'out\351').wav""#
+    )
+    #expect(result.status == 64, "exited \(result.status): \(result.errorOutput)")
+    #expect(result.errorLines.count == 1, "\(result.errorOutput)")
+    #expect(result.errorOutput.contains("not UTF-8"), "\(result.errorOutput)")
+    let written = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+    #expect(!written.contains { $0.hasPrefix("out") }, "\(written)")
+  }
 }

@@ -240,14 +240,14 @@ import Testing
 
   /// A tone on the virtual microphone keeps its source busy (an idle source
   /// may hold back its first data for a second or two).
-  func playTone(_ devices: VirtualDevices) throws -> SpawnedProcess {
+  func playTone(_ devices: VirtualDevices, bufferTime: Double = 1) throws -> SpawnedProcess {
     let directory = try MicLoopBinary.temporaryDirectory()
     let tone = directory.appendingPathComponent("tone.wav").path
     try MicLoopBinary.shell([
       "sox", "-V1", "-n", "-r", "48000", "-b", "16", "-c", "1", tone, "synth", "30", "sine", "500",
       "vol", "0.1",
     ])
-    return try devices.play(tone, into: "mic")
+    return try devices.play(tone, into: "mic", bufferTime: bufferTime)
   }
 
   /// Waits until micloop's recording holds more than `frames` frames (its
@@ -357,6 +357,89 @@ import Testing
     let reader = try AudioFileReader(path: recording)
     let fileSeconds = Double(try #require(reader.declaredFrameCount)) / 48_000
     #expect(abs(fileSeconds - (streamSeconds + gap)) < 0.2, "\(fileSeconds) s in the file")
+  }
+
+  /// A server that is away for 3 s: the job hears audio again within
+  /// 2.5 s of its return (loopback and record alike); record's timeline
+  /// spans the wall time it ran, within 0.3 s, and loopback fills its
+  /// recording's gap with the time the server was away.
+  /// The devices reopen within a retry (0.5 s) of the server's return; the
+  /// rest is the server's: a null sink with no player yet hands the first
+  /// audio of its monitor to any new stream (arecord's too) about 2 s late.
+  /// The player keeps a short buffer, so no more than that is held back
+  /// when the job stops.
+  @Test(arguments: ["loopback", "record"])
+  func aServerAwayThreeSecondsIsBridgedAtOnce(command: String) throws {
+    let lowLatency = 0.05
+    let devices = try VirtualDevices()
+    var player = try playTone(devices, bufferTime: lowLatency)
+    let directory = try MicLoopBinary.temporaryDirectory()
+    let recording = directory.appendingPathComponent("bridged.wav").path
+    let arguments =
+      command == "loopback"
+      ? [
+        "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period",
+        "1024", "--periods", "4", "--record", recording, "--reconnect", "--fill-gaps", "--json",
+      ]
+      : [
+        "record", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4", "--dir",
+        directory.appendingPathComponent("rec").path, "--reconnect", "--json", "--trigger",
+        "level:-60",
+      ]
+    let job = try devices.startMicloop(arguments)
+    defer { job.signal(SIGKILL) }
+    // The wall clock starts with the first audio (a server takes seconds to
+    // start a stream): loopback's first level, record's first file (opened
+    // once the trigger has held for --min, which the timeline counts too).
+    #expect(job.waitForOutput(command == "loopback" ? "\"level\"" : "\"open\"", timeout: 30))
+    let opening = command == "loopback" ? 0.1 : 0.3 + 0.05
+    let started = Date().addingTimeInterval(-opening)
+    usleep(2_000_000)
+    devices.stop()
+    player.signal(SIGTERM)
+    usleep(3_000_000)
+    try devices.start()
+    let returned = Date()
+    player = try playTone(devices, bufferTime: lowLatency)
+    defer { player.signal(SIGTERM) }
+    #expect(job.waitForOutput("\"device_back\"", timeout: 30))
+    let back = Date().timeIntervalSince(returned)
+    #expect(back < 2.5, "\(command) was back \(back) s after the server")
+    usleep(2_000_000)
+    job.signal(SIGINT)
+    let result = job.result()
+    let wall = Date().timeIntervalSince(started)
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let events = result.output.split(separator: "\n").compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+    let seconds: Double
+    if command == "loopback" {
+      let reader = try AudioFileReader(path: recording)
+      seconds = Double(try #require(reader.declaredFrameCount)) / 48_000
+      // The gap is filled with exactly the time the server was away; a
+      // loop paced by a playback sink is held to the sink's pace, which a
+      // null sink starting on a 2 s block keeps below wall time, so the
+      // file is checked against the stream and its gaps.
+      let streamed = try #require(
+        events.last { $0["event"] as? String == "summary" }?["duration"] as? Double)
+      let gaps = events.filter { $0["event"] as? String == "device_back" }
+        .compactMap { $0["gap_seconds"] as? Double }
+      let gap = try #require(gaps.first)
+      #expect(gaps.count == 1)
+      #expect(gap > 3 && gap < 3 + back + 2.5, "a gap of \(gap) s for a 3 s outage")
+      #expect(abs(seconds - (streamed + gap)) < 0.05, "\(seconds) s for \(streamed) s + \(gap) s")
+    } else {
+      // The index's timeline: recordings, gaps and idle spans.
+      let spans = events.filter {
+        ["recording", "idle", "blip", "gap"].contains($0["event"] as? String)
+      }
+      let first = spans.first { $0["event"] as? String == "recording" }?["start_frame"] as? Int ?? 0
+      let frames = spans.reduce(0) { $0 + ($1["frames"] as? Int ?? 0) } - first
+      seconds = Double(frames) / 48_000
+      #expect(abs(seconds - wall) < 0.3, "\(command): \(seconds) s for \(wall) s of wall time")
+    }
+    print("\(command) bridged: back \(back) s after the server, \(seconds) s held for \(wall) s")
   }
 
   @Test func serverKilledDuringRecordingKeepsWhatWasCaptured() throws {

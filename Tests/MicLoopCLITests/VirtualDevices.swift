@@ -79,9 +79,11 @@ final class VirtualDevices {
   /// with a second queued, like a sound card's own feed: on a loaded
   /// machine a player that runs dry leaves a gap of silence and drops what
   /// it had queued.
-  func play(_ file: String, into sink: String) throws -> SpawnedProcess {
+  func play(_ file: String, into sink: String, bufferTime: Double = 1) throws -> SpawnedProcess {
     try spawn(
-      Self.realTime + ["aplay", "-q", "--buffer-time=1000000", "-D", "pulse:\(sink)", file])
+      Self.realTime + [
+        "aplay", "-q", "--buffer-time=\(Int(bufferTime * 1_000_000))", "-D", "pulse:\(sink)", file,
+      ])
   }
 
   /// Starts recording `seconds` of `source` as 32-bit float mono into

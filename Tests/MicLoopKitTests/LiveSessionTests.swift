@@ -29,7 +29,7 @@ import Testing
     #expect(failure.description.contains("sound server may have stopped"))
   }
 
-  /// Once audio flowed, a stream that stops is lost after the shorter
+  /// Once a second of audio flowed, a stream that stops is lost after the shorter
   /// `stallLimit` (a server that died is noticed at once), not the
   /// `startLimit` a stream is given to start.
   @Test func aStreamThatFlowedIsLostAfterTheShorterLimit() throws {
@@ -39,7 +39,7 @@ import Testing
     session.startLimit = 30
     let feeder = Thread {
       usleep(100_000)
-      device.advance(periods: 10)
+      device.advance(periods: 800)  // over a second of audio: flowing
     }
     feeder.start()
     let started = MonotonicClock.seconds
