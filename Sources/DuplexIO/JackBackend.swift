@@ -168,9 +168,13 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
     let outputs = configuration.isOutputEnabled ? configuration.outputChannelCount : 0
     capturePorts = try register(inputs, prefix: "capture", flags: JackPortIsInput)
     playbackPorts = try register(outputs, prefix: "playback", flags: JackPortIsOutput)
-    let key = "\(serverName ?? JackLibrary.serverName)/\(ownName)"
+    let server = serverName ?? JackLibrary.serverName
+    let key = "\(server)/\(ownName)"
     bookKey = key
     lostConnections = JackConnectionBook.shared.take(key: key)
+    if lostConnections.isEmpty {
+      lostConnections = JackConnectionBook.shared.takeSole(server: server)
+    }
     let context = Unmanaged.passUnretained(self).toOpaque()
     _ = api.pointee.jack_set_port_connect_callback(client, jackPortConnect, context)
     _ = api.pointee.jack_set_port_registration_callback(client, jackPortRegistration, context)
@@ -251,6 +255,7 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   private func restore(_ connection: JackPortConnection) -> Bool {
     guard let jack, let client else { return false }
     let name = ownName
+    guard connection.isRestorable(asClient: name) else { return false }
     let output = connection.output.name(client: name)
     let input = connection.input.name(client: name)
     guard jack.pointee.jack_port_by_name(client, output) != nil,

@@ -21,6 +21,16 @@ struct JackPortConnection: Hashable, Sendable {
   let output: End
   let input: End
 
+  /// Whether the connection can be made again by a client named `client`:
+  /// not when an end that was another client's port now names one of its
+  /// own (that client had this name before, and came back under another).
+  func isRestorable(asClient client: String) -> Bool {
+    for end in [output, input] {
+      if case .other(let port) = end, port.hasPrefix(client + ":") { return false }
+    }
+    return true
+  }
+
   /// "OUTPUT → INPUT", with the client named `client`.
   func description(client: String) -> String {
     "\(output.name(client: client)) → \(input.name(client: client))"
@@ -53,6 +63,18 @@ final class JackConnectionBook: Sendable {
   /// were made; the book forgets them (the new client notes its own).
   func take(key: String) -> [JackPortConnection] {
     connections.withLock { $0.removeValue(forKey: key) ?? [] }
+  }
+
+  /// The connections of the one lost client of server `server` ("SERVER/"
+  /// keys), when the book holds exactly one: a client that comes back
+  /// under another name (another client took its name first) finds what
+  /// it had. With several, none is taken: which was whose is not known.
+  func takeSole(server: String) -> [JackPortConnection] {
+    connections.withLock { book in
+      let keys = book.keys.filter { $0.hasPrefix(server + "/") && !(book[$0]?.isEmpty ?? true) }
+      guard keys.count == 1, let key = keys.first else { return [] }
+      return book.removeValue(forKey: key) ?? []
+    }
   }
 
   /// Forgets the connections of the client `key` names (closed on purpose).

@@ -28,6 +28,26 @@ import Testing
     #expect(book.take(key: "s/micloop-01").isEmpty)
   }
 
+  /// Two clients of one process's server swapped names when the server
+  /// came back: the one that returns under a new name still finds its
+  /// connections (the only lost ones), and none is made to a port that is
+  /// now its own.
+  @Test func aClientBackUnderAnotherNameFindsItsConnectionsAndMakesNoneToItself() {
+    let book = JackConnectionBook()
+    let fromPeer = JackPortConnection(
+      output: .other("micloop-01:playback_1"), input: .own("capture_1"))
+    book.note(fromPeer, isConnected: true, key: "s/micloop")
+    #expect(book.take(key: "s/micloop-01").isEmpty)
+    #expect(book.takeSole(server: "s") == [fromPeer])
+    #expect(book.takeSole(server: "s").isEmpty)
+    #expect(!fromPeer.isRestorable(asClient: "micloop-01"))
+    #expect(fromPeer.isRestorable(asClient: "micloop"))
+    book.note(Self.fromSystem, isConnected: true, key: "s/micloop")
+    book.note(Self.toDelay, isConnected: true, key: "s/micloop-02")
+    #expect(book.takeSole(server: "s").isEmpty, "two lost clients: which was whose is not known")
+    #expect(book.takeSole(server: "other").isEmpty)
+  }
+
   @Test func ownPortsAreNamedAfterTheClientThatRestoresThem() {
     #expect(
       Self.fromSystem.description(client: "micloop") == "system:capture_1 → micloop:capture_1")

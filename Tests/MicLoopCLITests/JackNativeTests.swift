@@ -288,6 +288,53 @@ struct JackNativeTests {
       report["not_restored"] as? [String] == ["metro:120_bpm → micloop:capture_1"], "\(report)")
   }
 
+  /// Two micloop clients, one's playback connected to the other's capture,
+  /// and the server killed and started again, the second opening first so
+  /// that the two swap names: each finds its connection (under its old
+  /// name) and reports it as not restored, and no client is connected to
+  /// itself.
+  @Test func twoClientsEachReportTheirConnectionAfterARestart() throws {
+    let jack = try Self.server(periodFrames: 256)
+    let arguments = ["loopback", "-D", "jack:none", "--reconnect", "--json", "--duration", "60"]
+    let first = try jack.startMicloop(arguments)
+    defer { first.signal(SIGKILL) }
+    #expect(first.waitForOutput("\"start\""))
+    let second = try jack.startMicloop(arguments)
+    defer { second.signal(SIGKILL) }
+    #expect(second.waitForOutput("\"start\""))
+    #expect(try jack.connect(output: "micloop-01:playback_1", input: "micloop:capture_1"))
+    usleep(500_000)
+    jack.crash()
+    for job in [first, second] {
+      #expect(job.waitForOutput("\"device_lost\"", timeout: 30), "\(job.printedSoFar)")
+    }
+    // The second opens first and takes the name "micloop": the two swap.
+    first.signal(SIGSTOP)
+    try jack.restart()
+    #expect(second.waitForOutput("\"device_back\"", timeout: 30), "\(second.printedSoFar)")
+    first.signal(SIGCONT)
+    for job in [first, second] {
+      #expect(job.waitForOutput("\"connections_restored\"", timeout: 30), "\(job.printedSoFar)")
+    }
+    let connections = try jack.connections()
+    for (port, peers) in connections {
+      let client = port.split(separator: ":").first.map(String.init) ?? port
+      #expect(!peers.contains { $0.hasPrefix(client + ":") }, "\(port) → \(peers)")
+    }
+    for job in [first, second] {
+      job.signal(SIGINT)
+      let result = job.result()
+      #expect(result.status == 0, "\(result.errorOutput)")
+      let report = try #require(
+        result.output.split(separator: "\n").compactMap {
+          try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.first { $0["event"] as? String == "connections_restored" }, "\(result.output)")
+      let named =
+        (report["restored"] as? [String] ?? []) + (report["not_restored"] as? [String] ?? [])
+      #expect(named.count == 1, "\(report)")
+    }
+  }
+
   @Test func devicesListsTheServersPorts() throws {
     let jack = try Self.server(periodFrames: 256)
     let result = try jack.startMicloop(["devices", "--json"]).result()
