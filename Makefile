@@ -107,7 +107,7 @@ feedback-eval: build
 	@test -f .build/feedback-eval/music.wav || $(PYTHON) Scripts/feedback_signals.py .build/feedback-eval
 	@test -f .build/music-corpus/index.tsv || $(PYTHON) Scripts/music_corpus.py .build/music-corpus
 	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval \
-	  --music .build/music-corpus --check
+	  --music .build/music-corpus --music-seconds 30 --check
 
 ## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line), the same 71,000 inputs every run
 fuzz-check: setup
