@@ -92,7 +92,7 @@ channel-eval: build
 real-talk-eval: build
 	$(PYTHON) Scripts/real_talk_eval.py --micloop $(RELEASE_BIN) $(REAL_TALK_EVAL)
 
-## real-talkoff-eval: 79 minutes of recorded speech and 12 of music at 8 and 16 kHz must decode as no DTMF key, call, page or signal
+## real-talkoff-eval: 276 minutes of recorded speech (137 of it men's) and 12 of music at 8 and 16 kHz must decode as no DTMF key, call, page or signal (peers' keys counted, not placed: --place-peers)
 real-talkoff-eval: build
 	$(PYTHON) Scripts/real_talkoff_eval.py --micloop $(RELEASE_BIN) $(REAL_EVAL)
 

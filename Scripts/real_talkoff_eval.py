@@ -28,11 +28,14 @@ Decoded with
 * spandsp's `dtmf_rx` (Bench/dtmf_rx.c, default settings, 8 kHz) and
   `multimon-ng -a DTMF` (8 and 16 kHz files; it resamples through sox).
 
-Every false DTMF key, call, page and siren signal is listed with its file,
-time and the prompt playing then. The peers print no times: a peer's false
-key is placed by decoding the file cut ever shorter (the decoders are causal:
-the k-th key is in a file cut at t exactly when it was decoded by t), to
-within 50 ms of when the peer decoded it.
+Every false DTMF key, call, page and siren signal micloop decodes is listed
+with its file, time and the prompt playing then. The peers print no times:
+with `--place-peers`, a peer's false key is placed by decoding the file cut
+ever shorter (the decoders are causal: the k-th key is in a file cut at t
+exactly when it was decoded by t; a bisection per key), to within 50 ms of
+when the peer decoded it, which costs most of the evaluation's time (about
+ten minutes of its eleven); without it the peers' keys are counted and
+listed without a time.
 
 `--check` fails (exit 1) unless micloop decodes no DTMF key and no call,
 page or siren signal in any of it, and no CTCSS sub-tone in the
@@ -226,7 +229,7 @@ def classify(event):
     return "lone tones"
 
 
-def run_job(micloop, receiver, tool, plans, rate, path):
+def run_job(micloop, receiver, tool, plans, rate, path, place_peers=False):
     """[(what, plan, decoded, time s or None)] of one decoder run."""
     if tool == "micloop":
         decoding = {"dtmf": "dtmf", "ctcss": "ctcss", "ctcss full band": "ctcss",
@@ -241,10 +244,12 @@ def run_job(micloop, receiver, tool, plans, rate, path):
     keys = peer_keys(tool, path, receiver)
     if not keys:
         return []
+    if not place_peers:
+        return [("keys", "dtmf", key, None) for key in keys]
     return [("keys", "dtmf", key, t) for key, t in place_peer_keys(tool, path, rate, receiver, len(keys))]
 
 
-def evaluate(micloop, directory, receiver, wide_directory=None, workers=2):
+def evaluate(micloop, directory, receiver, wide_directory=None, workers=2, place_peers=False):
     files = build(directory, wide_directory)
     tasks = []
     for kind, which, source, rate, variant, path, pieces, sex in files:
@@ -254,7 +259,8 @@ def evaluate(micloop, directory, receiver, wide_directory=None, workers=2):
         for tool, plans in jobs_for(kind, rate, variant):
             tasks.append((base, pieces, tool, plans, path))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda t: run_job(micloop, receiver, t[2], t[3], t[0]["rate"], t[4]), tasks))
+        results = list(pool.map(lambda t: run_job(micloop, receiver, t[2], t[3], t[0]["rate"], t[4], place_peers),
+                                tasks))
     runs, false_events = [], []
     for (base, pieces, tool, plans, path), found in zip(tasks, results):
         counts = {}
@@ -371,6 +377,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--micloop", default=".build/release/micloop")
     parser.add_argument("--full", action="store_true", help="also every plan and Handshake at 48 kHz")
+    parser.add_argument("--place-peers", action="store_true",
+                        help="place each of the peers' false keys in time (by bisection on cut files; slow)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
     parser.add_argument("--check", action="store_true", help="fail (exit 1) below the targets")
@@ -382,7 +390,7 @@ def main():
     os.makedirs(directory, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=real_corpus.CACHE) as wide:
         runs, false_events = evaluate(args.micloop, directory, real_corpus.dtmf_receiver(),
-                                      wide if args.full else None, args.jobs)
+                                      wide if args.full else None, args.jobs, args.place_peers)
     lines, speech_minutes = render(runs, false_events)
     problems = failures(runs, speech_minutes)
     elapsed = time.monotonic() - started
