@@ -26,11 +26,27 @@ picked up. The evaluations report them apart, as a group of their own: no
 setting is chosen by how micloop does on them, so they show how it does on
 voices it has never met.
 
+Men's and women's voices (`VOICES`): every voice above is a woman's, and a
+low voice's harmonics reach where a woman's do not, so three more packages
+of recorded people (none synthesized) add men, and women of other languages:
+the recorded utterances of `festvox-ru` (one Russian man reading
+sentences, the units of a Festival cluster-unit voice: the recordings
+themselves, 16 kHz), the Czech dialogue of `fillets-ng-data-cs` (the game's
+big fish, a man, and small fish, a woman: files `*-v-*` and `*-m-*`;
+22.05 kHz Vorbis), and the sample speech of `codec2-examples` (short
+clips of several men and two women, 8 kHz, listed by name in
+`CODEC2_CLIPS`). Each voice lies wholly in one group, so a detector tuned
+on the tune group is checked on men and women it never heard: the Russian
+man tunes, the two Czech voices check, the codec2 clips are independent.
+Their files come from the packages' own file lists (`dpkg -L`), by folder
+and name pattern, and nothing else is read.
+
 Decoded audio is cached under .build/real-corpus (rebuilt when missing).
 """
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -54,7 +70,8 @@ SPEAKERS = {
     "fr": "fr_CA_f_June",
 }
 PACKAGES = ["asterisk-core-sounds-en-g722", "asterisk-core-sounds-es-g722", "asterisk-core-sounds-fr-g722",
-            "asterisk-moh-opsound-wav", "asterisk-prompt-fr-armelle", "asterisk-prompt-es-co"]
+            "asterisk-moh-opsound-wav", "asterisk-prompt-fr-armelle", "asterisk-prompt-es-co",
+            "festvox-ru", "fillets-ng-data-cs", "codec2-examples"]
 # Sub-folders of a speaker folder that hold speech ("" is the folder itself).
 SUBFOLDERS = ("", "digits", "letters", "phonetic", "dictate", "followme")
 # Prompts that are not speech: tones, and monkeys screeching.
@@ -70,6 +87,43 @@ INDEPENDENT_SPEAKERS = {
 }
 INDEPENDENT_PACKAGES = list(INDEPENDENT_SPEAKERS.values())
 GROUPS = HALVES + (INDEPENDENT,)
+
+SEXES = ("man", "woman")
+# The speakers above are all women (Allison twice, June, Armelle, and the Colombian speaker).
+SPEAKER_SEX = dict.fromkeys(list(SPEAKERS) + list(INDEPENDENT_SPEAKERS), "woman")
+
+
+class Voice:
+    """A recorded voice of a known sex: its package, the files of it read (a folder and a
+    pattern of names among the package's own files), how ffmpeg reads them, and its group."""
+
+    def __init__(self, sex, language, group, package, folder, pattern, input_format=()):
+        self.sex, self.language, self.group, self.package = sex, language, group, package
+        self.folder, self.pattern, self.input_format = folder, re.compile(pattern), tuple(input_format)
+
+
+FESTVOX_RU = "/usr/share/festival/voices/russian/msu_ru_nsh_clunits/wav"
+FILLETS = "/usr/share/games/fillets-ng/sound"
+CODEC2 = "/usr/share/codec2/raw"
+# codec2's sample speech, originals only (not the clips coded at 2400 bit/s, nor the
+# concatenations and the noisy off-air recordings): median pitch 83-131 Hz for the men,
+# 178-184 Hz for the women.
+CODEC2_CLIPS = {
+    "man": ("big_dog", "cq_ref", "cross", "g3plx", "hts1", "kristoff", "mmt1", "morig", "ve9qrp", "vk5qi"),
+    "woman": ("forig", "hts2"),
+}
+# 8 kHz 16-bit little-endian PCM without a header.
+CODEC2_RAW = ("-f", "s16le", "-ar", "8000", "-ac", "1")
+VOICES = {
+    "ru-man": Voice("man", "ru", "tune", "festvox-ru", FESTVOX_RU, r"^ru_\d+\.wav$"),
+    "cs-man": Voice("man", "cs", "check", "fillets-ng-data-cs", FILLETS, r"^[^/]+/cs/[^/]+-v-[^/]+\.ogg$"),
+    "cs-woman": Voice("woman", "cs", "check", "fillets-ng-data-cs", FILLETS, r"^[^/]+/cs/[^/]+-m-[^/]+\.ogg$"),
+    "en-men": Voice("man", "en", INDEPENDENT, "codec2-examples", CODEC2,
+                    "^(" + "|".join(CODEC2_CLIPS["man"]) + r")\.raw$", CODEC2_RAW),
+    "en-women": Voice("woman", "en", INDEPENDENT, "codec2-examples", CODEC2,
+                      "^(" + "|".join(CODEC2_CLIPS["woman"]) + r")\.raw$", CODEC2_RAW),
+}
+VOICE_PACKAGES = sorted({v.package for v in VOICES.values()})
 
 
 def group_name(which):
@@ -88,6 +142,7 @@ def require_packages():
     missing = [folder for folder in SPEAKERS.values() if not os.path.isdir(os.path.join(SOUNDS, folder))]
     missing += [track for track in MUSIC if not os.path.isfile(os.path.join(MOH, track))]
     missing += [package for package in INDEPENDENT_PACKAGES if not package_files(package)]
+    missing += [package for package in VOICE_PACKAGES if not installed_files(package)]
     if missing:
         sys.exit(f"real corpus: {', '.join(missing)} missing; install {' '.join(PACKAGES)} (make setup)")
 
@@ -107,13 +162,43 @@ def phrase_names(language):
     return names
 
 
-def package_files(package):
-    """The GSM prompts a Debian package installed, sorted (empty when it is not installed)."""
+def installed_files(package):
+    """Every file a Debian package installed, sorted (empty when it is not installed)."""
     listing = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True)
     if listing.returncode != 0:
         return []
-    return sorted(line for line in listing.stdout.splitlines()
-                  if line.startswith(SOUNDS + "/") and line.endswith(".gsm") and os.path.isfile(line))
+    return sorted(line for line in listing.stdout.splitlines() if os.path.isfile(line))
+
+
+def package_files(package):
+    """The GSM prompts a Debian package installed, sorted (empty when it is not installed)."""
+    return [line for line in installed_files(package) if line.startswith(SOUNDS + "/") and line.endswith(".gsm")]
+
+
+def voice_files(voice):
+    """The files of a voice: names relative to its folder, sorted."""
+    v = VOICES[voice]
+    names = [os.path.relpath(p, v.folder) for p in installed_files(v.package) if p.startswith(v.folder + "/")]
+    return [n for n in names if v.pattern.match(n)]
+
+
+def voice_speech(voice):
+    """{name: samples at 16 kHz} for every file of a voice (cached); names without extension."""
+    v = VOICES[voice]
+    files = voice_files(voice)
+    names = [os.path.splitext(n)[0] for n in files]
+    return cached_speech(f"voice-{voice}.npz", names,
+                         lambda: decode_inputs([[*v.input_format, "-i", os.path.join(v.folder, f)] for f in files]))
+
+
+def voice_phrases(voice):
+    """[(name, samples)] of a voice."""
+    return list(voice_speech(voice).items())
+
+
+def voices(group=None, sex=None):
+    """The voices of a group and sex (all when not given), in the order of VOICES."""
+    return [name for name, v in VOICES.items() if (group is None or v.group == group) and (sex is None or v.sex == sex)]
 
 
 def independent_speech(speaker):
@@ -139,13 +224,19 @@ def decode_g722(paths, rate=RATE, batch=100):
 def decode(paths, container, rate=RATE, batch=100):
     """Files of ffmpeg's raw `container` (g722, gsm) decoded each with a fresh decoder, as floats
     at `rate` (ffmpeg resamples); one ffmpeg process per `batch` files."""
+    return decode_inputs([["-f", container, "-i", path] for path in paths], rate, batch)
+
+
+def decode_inputs(inputs_per_file, rate=RATE, batch=100):
+    """Files decoded by ffmpeg, each given by its input options (ending with `-i PATH`), as
+    floats at `rate` (ffmpeg resamples); one ffmpeg process per `batch` files."""
     decoded = []
     with tempfile.TemporaryDirectory() as directory:
-        for first in range(0, len(paths), batch):
-            chunk = paths[first:first + batch]
+        for first in range(0, len(inputs_per_file), batch):
+            chunk = inputs_per_file[first:first + batch]
             inputs, outputs = [], []
-            for index, path in enumerate(chunk):
-                inputs += ["-f", container, "-i", path]
+            for index, options in enumerate(chunk):
+                inputs += options
                 outputs += ["-map", f"{index}:a", "-ar", str(rate), "-ac", "1", "-f", "s16le",
                             os.path.join(directory, f"{index}.raw")]
             subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", *inputs, *outputs], check=True)
@@ -259,6 +350,10 @@ def summary():
     for speaker, package in INDEPENDENT_SPEAKERS.items():
         pool = independent_speech(speaker)
         lines.append(f"{speaker} ({package}, {INDEPENDENT}): {len(pool)} phrases, "
+                     f"{sum(len(x) for x in pool.values()) / RATE / 60:.1f} min")
+    for voice, v in VOICES.items():
+        pool = voice_speech(voice)
+        lines.append(f"{voice} ({v.package}, {v.sex}, {v.language}, {v.group}): {len(pool)} files, "
                      f"{sum(len(x) for x in pool.values()) / RATE / 60:.1f} min")
     for track in MUSIC:
         lines.append(f"{track}: {len(music(track)) / RATE / 60:.1f} min")

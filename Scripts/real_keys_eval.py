@@ -12,6 +12,10 @@ through the file:
   0.2-1 s pauses), its active-speech RMS 10-20 dB under the keys' RMS; a
   third file has the two independent speakers (`real_corpus.INDEPENDENT`,
   never tuned on) talking;
+* men's and women's speech: the same, with the men's and the women's voices
+  of the group (`real_corpus.VOICES`: the Russian man tunes; the Czech man
+  and woman check; codec2's sample speakers are independent), one file per
+  sex and group that has such voices (the prompts above are all women's);
 * music: music on hold (the macroform tracks of the half), its RMS 10-20 dB
   under the keys';
 
@@ -64,7 +68,10 @@ BELOW_KEYS_DB = (10.0, 20.0)
 BETWEEN_CALLS = (0.5, 2.0)
 SPEECH_PAUSE = (0.2, 1.0)
 MATCH_SLACK = 0.030
-BACKGROUNDS = ("speech", "music")
+# "speech": the prompt speakers (women); "men", "women": the voices of real_corpus.VOICES.
+BACKGROUNDS = ("speech", "music", "men", "women")
+SEX_OF = {"men": "man", "women": "woman"}
+LABELS = {"speech": "speech (prompts, women)", "music": "music", "men": "men's speech", "women": "women's speech"}
 CORPUS_VERSION = 1
 
 
@@ -84,7 +91,9 @@ def background(kind, which, rng, length):
         offset = rng.integers(len(music))
         out = out[offset : offset + length]
     else:
-        pool = ([x for speaker in real_corpus.INDEPENDENT_SPEAKERS for _, x in real_corpus.independent_phrases(speaker)]
+        pool = ([x for voice in real_corpus.voices(group=which, sex=SEX_OF[kind]) for _, x in real_corpus.voice_phrases(voice)]
+                if kind in SEX_OF else
+                [x for speaker in real_corpus.INDEPENDENT_SPEAKERS for _, x in real_corpus.independent_phrases(speaker)]
                 if which == real_corpus.INDEPENDENT else
                 [x for language in real_corpus.SPEAKERS for _, x in real_corpus.phrases(language, which)])
         pieces, total = [], 0
@@ -178,7 +187,10 @@ def evaluate(micloop, seed, receiver):
     rows, mistakes = [], []
     for which in real_corpus.GROUPS:
         # The independent speakers talk over keys; the music is all in the halves.
-        for kind in BACKGROUNDS if which != real_corpus.INDEPENDENT else ("speech",):
+        kinds = [kind for kind in BACKGROUNDS
+                 if (kind == "speech" or (kind == "music" and which != real_corpus.INDEPENDENT)
+                     or (kind in SEX_OF and real_corpus.voices(group=which, sex=SEX_OF[kind])))]
+        for kind in kinds:
             path = os.path.join(directory, f"{kind}-{which}.wav")
             meta_path = path + ".json"
             if os.path.exists(path) and os.path.exists(meta_path):
@@ -212,7 +224,7 @@ def evaluate(micloop, seed, receiver):
 def render(rows, mistakes):
     lines = ["| half or group | under the keys | decoder | keys right | wrong | missed | extra |", "|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['half']} | {r['background']} | {r['tool']} | {r['right']}/{r['sent']} | {r['wrong']} | "
+        lines.append(f"| {r['half']} | {LABELS[r['background']]} | {r['tool']} | {r['right']}/{r['sent']} | {r['wrong']} | "
                      f"{r['missed']} | {r['extra']} |")
     lines += ["", f"micloop's keys missed and extra, by time ({len(mistakes)}):", ""]
     if mistakes:
@@ -229,10 +241,10 @@ def failures(rows):
         if r["tool"] != "micloop":
             continue
         if r["right"] < TARGET_RIGHT:
-            problems.append(f"{real_corpus.group_name(r['half'])}, under {r['background']}: {r['right']}/{r['sent']} keys right "
+            problems.append(f"{real_corpus.group_name(r['half'])}, under {LABELS[r['background']]}: {r['right']}/{r['sent']} keys right "
                             f"< {TARGET_RIGHT}")
         if r["extra"] > TARGET_EXTRA:
-            problems.append(f"{real_corpus.group_name(r['half'])}, under {r['background']}: {r['extra']} extra keys > {TARGET_EXTRA}")
+            problems.append(f"{real_corpus.group_name(r['half'])}, under {LABELS[r['background']]}: {r['extra']} extra keys > {TARGET_EXTRA}")
     return problems
 
 

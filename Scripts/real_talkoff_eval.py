@@ -7,7 +7,11 @@ half, the prompts one after another as recorded, at 8 kHz (a phone line)
 and 16 kHz (the recordings' own rate), and at 48 kHz for the one plan that
 needs it (Handshake); and, as a group of their own, every prompt of the two
 independent speakers (French and Colombian Spanish, 25 minutes of 8 kHz
-GSM recordings no setting was tuned on), one file per speaker. Music: the three macroform music-on-hold tracks (8 kHz
+GSM recordings no setting was tuned on), one file per speaker. Men's and women's
+voices (`real_corpus.VOICES`: a Russian man in the tune group, a Czech man
+and woman in the check group, codec2's sample speakers independent), one
+file per voice and up to `PART_MINUTES` of it; every speech row is
+reported per group and per sex. Music: the three macroform music-on-hold tracks (8 kHz
 originals; first half of each track tuning, second half check), at the same
 rates.
 
@@ -24,15 +28,19 @@ Decoded with
 * spandsp's `dtmf_rx` (Bench/dtmf_rx.c, default settings, 8 kHz) and
   `multimon-ng -a DTMF` (8 and 16 kHz files; it resamples through sox).
 
-Every false DTMF key, call, page and siren signal is listed with its file,
-time and the prompt playing then. The peers print no times: a peer's false
-key is placed by decoding the file cut ever shorter (the decoders are causal:
-the k-th key is in a file cut at t exactly when it was decoded by t), to
-within 50 ms of when the peer decoded it.
+Every false DTMF key, call, page and siren signal micloop decodes is listed
+with its file, time and the prompt playing then. The peers print no times:
+with `--place-peers`, a peer's false key is placed by decoding the file cut
+ever shorter (the decoders are causal: the k-th key is in a file cut at t
+exactly when it was decoded by t; a bisection per key), to within 50 ms of
+when the peer decoded it, which costs most of the evaluation's time (about
+ten minutes of its eleven); without it the peers' keys are counted and
+listed without a time.
 
 `--check` fails (exit 1) unless micloop decodes no DTMF key and no call,
 page or siren signal in any of it, and no CTCSS sub-tone in the
-radio-filtered audio, over at least `TARGET_SPEECH_MINUTES` of speech;
+radio-filtered audio, over at least `TARGET_SPEECH_MINUTES` of speech
+(`TARGET_MEN_MINUTES` of it men's);
 `--report-only` prints the verdict without failing. The files are cached
 under .build/real-corpus/talkoff-* (the 48 kHz copies are made afresh).
 """
@@ -57,6 +65,7 @@ TARGET_FALSE_KEYS = 0
 TARGET_FALSE_CALLS = 0  # 5-tone calls, two-tone pages, siren signals, Handshake messages
 TARGET_FALSE_SUBTONES = 0  # CTCSS on radio-filtered speech and music
 TARGET_SPEECH_MINUTES = 60
+TARGET_MEN_MINUTES = 30  # of it men's: a low voice's harmonics land where a woman's do not
 
 PAGERS = "twotone:669.9,1153.4,twotone:832.5,1433.4,twotone:1092.4,1881,twotone:1285.8,2096.9"
 ALL_PLANS = ("dtmf,ccir-1,ccir-2,pccir,zvei1,zvei2,zvei3,dzvei,pzvei,eea,eia,siren,"
@@ -67,6 +76,7 @@ WIDE_RATE = 48000
 MUSIC_BLOCK = 5.0  # seconds: the stretches of music named in the list of false decodes
 PLACE_RESOLUTION = 0.05  # seconds: how finely a peer's false key is placed
 CORPUS_VERSION = 1
+PART_MINUTES = 10  # a voice's recordings are cut into files this long: a peer's false keys are placed by bisection
 
 
 def radio_filter(samples, rate):
@@ -74,25 +84,43 @@ def radio_filter(samples, rate):
     return sosfilt(ellip(6, 0.5, 40, 300, "highpass", fs=rate, output="sos"), samples)
 
 
+def voice_parts(voice):
+    """A voice's recordings in order, cut into parts of at most PART_MINUTES: [(source, [(name, samples)])]."""
+    parts, part, length = [], [], 0
+    for name, samples in real_corpus.voice_phrases(voice):
+        if part and length + len(samples) > PART_MINUTES * 60 * real_corpus.RATE:
+            parts.append(part)
+            part, length = [], 0
+        part.append((name, samples))
+        length += len(samples)
+    parts.append(part)
+    return [(voice if len(parts) == 1 else f"{voice}-{k + 1}", chosen) for k, chosen in enumerate(parts)]
+
+
 def build(directory, wide_directory=None):
-    """The audio files: [(kind, half, source, rate, variant, path, pieces)], pieces (start s, end s, name).
-    48 kHz copies (for Handshake) only with `wide_directory`, which is not kept."""
+    """The audio files: [(kind, half, source, rate, variant, path, pieces, sex)], pieces (start s, end s, name);
+    sex "man" or "woman" for speech, None for music. 48 kHz copies (for Handshake) only with
+    `wide_directory`, which is not kept."""
     files = []
     for which in real_corpus.GROUPS:
         sources = []
         if which == real_corpus.INDEPENDENT:
-            speakers = [(speaker, real_corpus.independent_phrases(speaker), "", ".gsm")
+            speakers = [(speaker, real_corpus.independent_phrases(speaker), "", ".gsm", real_corpus.SPEAKER_SEX[speaker])
                         for speaker in real_corpus.INDEPENDENT_SPEAKERS]
         else:
-            speakers = [(language, real_corpus.phrases(language, which), folder + "/", ".g722")
+            speakers = [(language, real_corpus.phrases(language, which), folder + "/", ".g722",
+                         real_corpus.SPEAKER_SEX[language])
                         for language, folder in real_corpus.SPEAKERS.items()]
-        for speaker, chosen, folder, extension in speakers:
+        for voice in real_corpus.voices(group=which):
+            v = real_corpus.VOICES[voice]
+            speakers += [(source, chosen, v.folder + "/", "", v.sex) for source, chosen in voice_parts(voice)]
+        for speaker, chosen, folder, extension, sex in speakers:
             pieces, position = [], 0
             for name, samples in chosen:
                 pieces.append((position / real_corpus.RATE, (position + len(samples)) / real_corpus.RATE,
                                f"{folder}{name}{extension}"))
                 position += len(samples)
-            sources.append(("speech", speaker, lambda c=chosen: np.concatenate([x for _, x in c]), pieces))
+            sources.append(("speech", speaker, lambda c=chosen: np.concatenate([x for _, x in c]), pieces, sex))
         # The independent speakers come without music: the tracks are all in the halves.
         for track in real_corpus.MUSIC if which != real_corpus.INDEPENDENT else ():
             length = len(real_corpus.music(track, which, rate=8000)) / 8000
@@ -100,8 +128,8 @@ def build(directory, wide_directory=None):
             blocks = np.arange(0, length, MUSIC_BLOCK)
             pieces = [(a, min(length, a + MUSIC_BLOCK), f"{track} at {offset + a:.0f} s") for a in blocks]
             sources.append(("music", track.removesuffix(".wav"), lambda t=track, w=which: real_corpus.music(t, w),
-                            pieces))
-        for kind, source, load, pieces in sources:
+                            pieces, None))
+        for kind, source, load, pieces, sex in sources:
             samples = None
             wanted = [(rate, variant, directory) for rate in RATES for variant in ("full", "radio")]
             if wide_directory:
@@ -115,7 +143,7 @@ def build(directory, wide_directory=None):
                     if variant == "radio":
                         audio = radio_filter(audio, rate)
                     real_corpus.write_wav(path, audio, rate)
-                files.append((kind, which, source, rate, variant, path, pieces))
+                files.append((kind, which, source, rate, variant, path, pieces, sex))
     return files
 
 
@@ -201,7 +229,7 @@ def classify(event):
     return "lone tones"
 
 
-def run_job(micloop, receiver, tool, plans, rate, path):
+def run_job(micloop, receiver, tool, plans, rate, path, place_peers=False):
     """[(what, plan, decoded, time s or None)] of one decoder run."""
     if tool == "micloop":
         decoding = {"dtmf": "dtmf", "ctcss": "ctcss", "ctcss full band": "ctcss",
@@ -216,20 +244,23 @@ def run_job(micloop, receiver, tool, plans, rate, path):
     keys = peer_keys(tool, path, receiver)
     if not keys:
         return []
+    if not place_peers:
+        return [("keys", "dtmf", key, None) for key in keys]
     return [("keys", "dtmf", key, t) for key, t in place_peer_keys(tool, path, rate, receiver, len(keys))]
 
 
-def evaluate(micloop, directory, receiver, wide_directory=None, workers=2):
+def evaluate(micloop, directory, receiver, wide_directory=None, workers=2, place_peers=False):
     files = build(directory, wide_directory)
     tasks = []
-    for kind, which, source, rate, variant, path, pieces in files:
+    for kind, which, source, rate, variant, path, pieces, sex in files:
         minutes = len(real_corpus.read_wav(path)) / rate / 60 if rate == 8000 and variant == "full" else None
-        base = dict(kind=kind, half=which, source=source, rate=rate, variant=variant,
+        base = dict(kind=kind, half=which, sex=sex, source=source, rate=rate, variant=variant,
                     file=os.path.basename(path), minutes=minutes)
         for tool, plans in jobs_for(kind, rate, variant):
             tasks.append((base, pieces, tool, plans, path))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda t: run_job(micloop, receiver, t[2], t[3], t[0]["rate"], t[4]), tasks))
+        results = list(pool.map(lambda t: run_job(micloop, receiver, t[2], t[3], t[0]["rate"], t[4], place_peers),
+                                tasks))
     runs, false_events = [], []
     for (base, pieces, tool, plans, path), found in zip(tasks, results):
         counts = {}
@@ -253,28 +284,40 @@ def count(runs, tool, plans, what, **where):
 
 def render(runs, false_events):
     lines = []
-    speech = {which: sum(r["minutes"] or 0 for r in runs if r["kind"] == "speech" and r["half"] == which
-                         and r["tool"] == "micloop" and r["plans"] == "dtmf" and r["rate"] == 8000)
-              for which in real_corpus.GROUPS}
-    music = {which: sum(r["minutes"] or 0 for r in runs if r["kind"] == "music" and r["half"] == which
-                        and r["tool"] == "micloop" and r["plans"] == "dtmf" and r["rate"] == 8000)
+    speech = {(which, sex): sum(r["minutes"] or 0 for r in runs if r["kind"] == "speech" and r["half"] == which
+                                and r["sex"] == sex and r["tool"] == "micloop" and r["plans"] == "dtmf"
+                                and r["rate"] == 8000)
+              for which in real_corpus.GROUPS for sex in real_corpus.SEXES}
+    music = {(which, None): sum(r["minutes"] or 0 for r in runs if r["kind"] == "music" and r["half"] == which
+                                and r["tool"] == "micloop" and r["plans"] == "dtmf" and r["rate"] == 8000)
              for which in real_corpus.HALVES}
-    lines += ["| audio | half or group | minutes | rate | micloop DTMF keys (dtmf plan) | micloop DTMF keys (all plans) "
+    lines += ["| audio | half or group | voices | minutes | rate | micloop DTMF keys (dtmf plan) | micloop DTMF keys (all plans) "
               "| micloop calls, pages, signals | micloop tones of other plans | micloop CTCSS (radio-filtered) "
-              "| spandsp keys | multimon-ng keys |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| spandsp keys | multimon-ng keys |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for kind, minutes in (("speech", speech), ("music", music)):
-        for which in real_corpus.GROUPS if kind == "speech" else real_corpus.HALVES:
+        for which, sex in minutes:
+            if not minutes[(which, sex)]:
+                continue
             for rate in sorted({r["rate"] for r in runs}):
-                w = dict(kind=kind, half=which, rate=rate)
+                w = dict(kind=kind, half=which, sex=sex, rate=rate)
                 wide = rate == WIDE_RATE
                 spandsp = count(runs, "spandsp", "dtmf", "keys", **w) if rate == 8000 else "-"
                 multimon = "-" if wide else count(runs, "multimon-ng", "dtmf", "keys", **w)
                 ctcss = "-" if wide else count(runs, "micloop", "ctcss", "subtones", **w)
                 plan_keys = "-" if wide else count(runs, "micloop", "dtmf", "keys", **w)
-                lines.append(f"| {kind} | {which} | {minutes[which]:.1f} | {rate // 1000} kHz"
+                lines.append(f"| {kind} | {which} | {VOICES_OF.get(sex, '-')} | {minutes[(which, sex)]:.1f} | {rate // 1000} kHz"
                              f"{' (+handshake)' if wide else ''} | {plan_keys} | "
                              f"{count(runs, 'micloop', 'all', 'keys', **w)} | {count(runs, 'micloop', 'all', 'calls', **w)} | "
                              f"{count(runs, 'micloop', 'all', 'lone tones', **w)} | {ctcss} | {spandsp} | {multimon} |")
+    lines += ["", "False DTMF keys on speech by group and sex (8 and 16 kHz together; spandsp at 8 kHz):", "",
+              "| group | voices | minutes | micloop (dtmf plan) | micloop (all plans) | spandsp | multimon-ng |",
+              "|---|---|---|---|---|---|---|"]
+    for (which, sex), m in speech.items():
+        if m:
+            w = dict(kind="speech", half=which, sex=sex)
+            lines.append(f"| {which} | {VOICES_OF[sex]} | {m:.1f} | {count(runs, 'micloop', 'dtmf', 'keys', **w)} | "
+                         f"{count(runs, 'micloop', 'all', 'keys', **w)} | {count(runs, 'spandsp', 'dtmf', 'keys', **w)} | "
+                         f"{count(runs, 'multimon-ng', 'dtmf', 'keys', **w)} |")
     info = {which: count(runs, "micloop", "ctcss full band", "subtones", kind="music", half=which)
             for which in real_corpus.HALVES}
     lines += ["", "Informational: CTCSS on the music as it is (full band, bass on the sub-tones): "
@@ -307,6 +350,9 @@ def render(runs, false_events):
     return lines, speech
 
 
+VOICES_OF = {"man": "men", "woman": "women"}
+
+
 def failures(runs, speech_minutes):
     problems = []
     keys = count(runs, "micloop", "dtmf", "keys") + count(runs, "micloop", "all", "keys")
@@ -321,6 +367,9 @@ def failures(runs, speech_minutes):
     minutes = sum(speech_minutes.values())
     if minutes < TARGET_SPEECH_MINUTES:
         problems.append(f"only {minutes:.0f} minutes of speech < {TARGET_SPEECH_MINUTES}")
+    men = sum(m for (_, sex), m in speech_minutes.items() if sex == "man")
+    if men < TARGET_MEN_MINUTES:
+        problems.append(f"only {men:.0f} minutes of men's speech < {TARGET_MEN_MINUTES}")
     return problems
 
 
@@ -328,6 +377,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--micloop", default=".build/release/micloop")
     parser.add_argument("--full", action="store_true", help="also every plan and Handshake at 48 kHz")
+    parser.add_argument("--place-peers", action="store_true",
+                        help="place each of the peers' false keys in time (by bisection on cut files; slow)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
     parser.add_argument("--check", action="store_true", help="fail (exit 1) below the targets")
@@ -339,11 +390,12 @@ def main():
     os.makedirs(directory, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=real_corpus.CACHE) as wide:
         runs, false_events = evaluate(args.micloop, directory, real_corpus.dtmf_receiver(),
-                                      wide if args.full else None, args.jobs)
+                                      wide if args.full else None, args.jobs, args.place_peers)
     lines, speech_minutes = render(runs, false_events)
     problems = failures(runs, speech_minutes)
     elapsed = time.monotonic() - started
     if args.json:
+        speech_minutes = {f"{which} {VOICES_OF[sex]}": m for (which, sex), m in speech_minutes.items()}
         print(json.dumps(dict(runs=runs, false_decodes=false_events, speech_minutes=speech_minutes,
                               failures=problems, seconds=round(elapsed, 1)), indent=1))
     else:

@@ -21,8 +21,28 @@ struct FrameTone: Equatable {
   /// A single tone with at least `holdingShare` but less than the share
   /// needed here: it may lengthen a run of its symbol, never start one.
   var isWeak = false
+  /// For DTMF: the frame's power spectrum over the voice band, from bin
+  /// `firstBin` of width `binWidth` (Hz), kept so that the run, once its
+  /// frequencies are measured finely, can look for the other harmonics of
+  /// a voice its pair could belong to (`DualToneRunRule.HarmonicPair`).
+  /// Unused (`binWidth` 0) for every other plan. 64 bins: 300 to 3,450 Hz
+  /// at the 50 Hz bins of DTMF's 20 ms frames.
+  var bandPowers = InlineArray<64, Float>(repeating: 0)
+  var firstBin = 0
+  var binWidth = 0.0
 
   static func == (a: FrameTone, b: FrameTone) -> Bool { a.symbol == b.symbol }
+}
+
+extension FrameTone {
+  /// Keeps `spectrum`'s powers from bin `first` (as many as `bandPowers`
+  /// holds, none past `last`).
+  mutating func keepBand(_ spectrum: Spectrum, from first: Int, to last: Int) {
+    firstBin = first
+    binWidth = spectrum.binWidth
+    let count = min(bandPowers.count, last - first + 1)
+    for index in 0..<max(0, count) { bandPowers[index] = Float(spectrum.power[first + index]) }
+  }
 }
 
 /// What one analysed frame holds for one plan before the tone in progress
@@ -113,6 +133,10 @@ final class ToneFrameClassifier {
   /// The median share a pair of tones must hold over its run: a siren
   /// signal held for seconds has proved itself by its length.
   private let runShare: Double
+  /// Whether its frames keep the band's spectrum for the run to look for
+  /// a voice's harmonics (DTMF; a siren signal held for seconds has
+  /// proved itself by its length).
+  private let looksForVoices: Bool
   /// The bins of the analysed spectra this plan reads: its band and search
   /// range, with room for a main lobe and its parabola.
   var readBins: Range<Int> {
@@ -134,6 +158,7 @@ final class ToneFrameClassifier {
     } else {
       runShare = settings.minimumRunShare
     }
+    if case .dualTone = plan.kind { looksForVoices = true } else { looksForVoices = false }
     let nyquist = sampleRate / 2
     let tolerance = settings.frequencyTolerance
     switch plan.kind {
@@ -261,6 +286,9 @@ final class ToneFrameClassifier {
           spectrum.value(atBin: spectrum.bin(of: groups.low[row])),
           spectrum.value(atBin: spectrum.bin(of: groups.high[column]))
         ))
+      if looksForVoices, share != nil {
+        measured.tone?.keepBand(spectrum, from: bins.band.0, to: bins.band.1)
+      }
     case .single:
       guard let peak = loudEnoughPeak(spectrum, at: strongest.0) else { return measured }
       var best = 0
@@ -409,6 +437,7 @@ final class ToneFrameClassifier {
     toleranceHz = other.toleranceHz.map { $0 }
     binsFor = other.binsFor
     runShare = other.runShare
+    looksForVoices = other.looksForVoices
     sureShare = other.sureShare
   }
 
@@ -440,6 +469,7 @@ final class ToneFrameClassifier {
         && run.coherence >= DualToneRunRule.minimumCoherence
         && (run.share >= runShare || DualToneRunRule.SteadyKey.holds(run, errors: errors)
           || DualToneRunRule.LockedKey.holds(run, errors: errors))
+        && DualToneRunRule.HarmonicPair.holds(run, errors: errors)
     case .single:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[run.symbol]
     case .characterCode:

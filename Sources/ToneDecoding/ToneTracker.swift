@@ -28,6 +28,11 @@ struct ToneRun {
   /// their lengths, the lesser of the two tones): 1 for a held tone, less
   /// for a voice's gliding harmonics.
   var coherence: Double = 0
+  /// How far the other harmonics of a voice its pair could be two of
+  /// stand over the power halfway between them, as a share of the pair's
+  /// power (`DualToneRunRule.HarmonicPair`); 0 for plans that do not look
+  /// for voices.
+  var harmonics: Double = 0
   var end: Double { start + duration }
 }
 
@@ -69,6 +74,7 @@ struct ToneTracker {
   private var gapFrames = 0
   private var shares: [Double] = []
   private var twists: [Double] = []
+  private var excesses: [Double] = []
 
   /// - Parameters:
   ///   - hop: seconds between frames.
@@ -86,6 +92,7 @@ struct ToneTracker {
     runFrames.reserveCapacity(4_096)
     shares.reserveCapacity(4_096)
     twists.reserveCapacity(4_096)
+    excesses.reserveCapacity(DualToneRunRule.HarmonicPair.framesLookedAt)
   }
 
   /// Seconds of the centre of frame `index`.
@@ -306,17 +313,47 @@ struct ToneTracker {
       let base = atan2(sum.1, sum.0) / (2 * .pi) * span
       return base + ((coarse - base) / span).rounded() * span
     }
+    let frequencies = (refine(sums.0 / count, advance.0), refine(sums.1 / count, advance.1))
     let medianShare = Self.median(&shares)
     let upperShare = shares.isEmpty ? 0 : shares[min(shares.count - 1, shares.count * 3 / 4)]
     return ToneRun(
       symbol: symbol, start: centre(of: runFirstFrame + first) - hop / 2,
       duration: Double(last - first + 1) * hop,
-      frequencies: (refine(sums.0 / count, advance.0), refine(sums.1 / count, advance.1)),
+      frequencies: frequencies,
       levels: (
         Decibels.fromPower(powers.0 / loudFrames) ?? -.infinity,
         Decibels.fromPower(powers.1 / loudFrames) ?? -.infinity
       ), share: medianShare, upperShare: upperShare,
       twist: Self.median(&twists),
-      coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)))
+      coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)),
+      harmonics: harmonicEvidence(frequencies, frames: first...last, reference: reference))
+  }
+
+  /// `DualToneRunRule.HarmonicPair`'s evidence for a pair at
+  /// `frequencies` in the run's frames `frames` within 6 dB of
+  /// `reference` (the first `HarmonicPair.framesLookedAt` of them): for
+  /// each pitch both are multiples of, the median over the frames of the
+  /// excess on its other multiples; the greatest.
+  private mutating func harmonicEvidence(
+    _ frequencies: (Double, Double), frames: ClosedRange<Int>, reference: Double
+  ) -> Double {
+    typealias Rule = DualToneRunRule.HarmonicPair
+    var best = 0.0
+    var lowHarmonic = 1
+    while let pitch = Rule.pitch(low: frequencies.0, high: frequencies.1, lowHarmonic: lowHarmonic)
+    {
+      lowHarmonic += 1
+      guard pitch > 0 else { continue }
+      excesses.removeAll(keepingCapacity: true)
+      for offset in frames where excesses.count < Rule.framesLookedAt {
+        guard let frame = runFrames[offset], frame.binWidth > 0,
+          abs(frame.level - reference) <= 6
+        else { continue }
+        excesses.append(
+          Rule.excess(in: frame, pitch: pitch, low: frequencies.0, high: frequencies.1))
+      }
+      if !excesses.isEmpty { best = max(best, Self.median(&excesses)) }
+    }
+    return best
   }
 }
