@@ -30,6 +30,8 @@ right, wrong, missed, extra. micloop's misses and extras are listed with
 their times (a key counts as found when micloop reports it while it sounds,
 30 ms either side).
 
+`--guard` fails (exit 1) on a regression from today's floor (`FLOOR_RIGHT`
+keys right in every file, no extra key), whatever `--report-only` says.
 `--check` fails (exit 1) unless micloop gets at least `TARGET_RIGHT` keys of
 every file right with no extra key; `--report-only` prints the verdict
 without failing. Files are cached under .build/real-corpus/keys-*.
@@ -55,6 +57,9 @@ from dtmf_corpus import score as score_keys  # noqa: E402
 # Targets (micloop), per file of KEYS keys.
 TARGET_RIGHT = 399
 TARGET_EXTRA = 0
+# With --guard, the fewest keys right micloop gets today in any file (under a man or a woman of the
+# check and independent groups talking, 396-397): no file may fall below it, nor gain an extra key.
+FLOOR_RIGHT = 396
 
 KEYS = 400
 RATE = 8000
@@ -248,6 +253,20 @@ def failures(rows):
     return problems
 
 
+def regressions(rows):
+    """What --guard fails on: a file below today's floor, or any extra key."""
+    problems = []
+    for r in rows:
+        if r["tool"] != "micloop":
+            continue
+        where = f"{real_corpus.group_name(r['half'])}, under {LABELS[r['background']]}"
+        if r["right"] < FLOOR_RIGHT:
+            problems.append(f"{where}: {r['right']}/{r['sent']} keys right < {FLOOR_RIGHT} (today's floor)")
+        if r["extra"] > TARGET_EXTRA:
+            problems.append(f"{where}: {r['extra']} extra keys > {TARGET_EXTRA}")
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--micloop", default=".build/release/micloop")
@@ -256,6 +275,8 @@ def main():
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
     parser.add_argument("--check", action="store_true", help="fail (exit 1) below the targets")
     parser.add_argument("--report-only", action="store_true", help="with --check: print the verdict, exit 0")
+    parser.add_argument("--guard", action="store_true",
+                        help="fail (exit 1) on a regression from today's floors, whatever --report-only says")
     args = parser.parse_args()
     real_corpus.require_packages()
     started = time.monotonic()
@@ -268,6 +289,14 @@ def main():
     else:
         print("\n".join(render(rows, mistakes)))
         print(f"\n{elapsed:.0f} s")
+    if args.guard:
+        regressed = regressions(rows)
+        for problem in regressed:
+            print("real keys evaluation: regression:", problem, file=sys.stderr)
+        if regressed:
+            print("real keys evaluation FAILED (regression)", file=sys.stderr)
+            print("0 passed, 1 failed")
+            return 1
     if args.check:
         for problem in problems:
             print("real keys evaluation: below target:", problem, file=sys.stderr)

@@ -169,7 +169,7 @@ public struct HowlGuardSettings: Sendable, Equatable {
   /// `steadyMinimumGrowth` dB/s on a straight line within `steadyDeviation`,
   /// over its neighbours, on one frequency, a peak in all but
   /// `steadyMissedHops` of its hops. A note's attack settles and a swell
-  /// bends within half a second; a howl keeps growing until it is stopped.
+  /// bends within the span; a howl keeps growing until it is stopped.
   public var settleTime = 3.0
   public var steadyGrowthSpan = 0.8
   public var steadyMinimumGrowth = 15.0
