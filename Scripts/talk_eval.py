@@ -13,8 +13,8 @@ scores the talk_start/talk_end events against the truth:
 * onset delay: detected start minus true start of each utterance.
 
 SNR is active-speech RMS (over the true utterances) to noise RMS.
-`--check` exits non-zero unless F1 >= 0.95 overall, >= 0.90 at 5 dB SNR,
-<= 1.2 segments per utterance and median |onset delay| <= 50 ms.
+`--check` exits non-zero unless F1 >= 0.97 overall, >= 0.92 at 5 dB SNR,
+<= 1.1 segments per utterance and median |onset delay| <= 50 ms.
 """
 
 import argparse
@@ -47,6 +47,10 @@ SENTENCES = [
 NOISES = ["white", "pink", "brown", "hum"]
 SNRS = [30, 20, 10, 5]
 LEVELS = [-12, -30]
+# --check targets.
+TARGET_F1 = 0.97  # frame F1 over every noise and SNR
+TARGET_F1_5DB = 0.92  # frame F1 at 5 dB SNR
+TARGET_SEGMENTS = 1.1  # detected segments per true utterance
 
 
 def espeak(text, voice, speed, directory, index):
@@ -232,12 +236,12 @@ def main():
             f.write("\n".join(lines) + "\n")
     if args.check:
         failures = []
-        if f1_all < 0.95:
-            failures.append(f"overall F1 {f1_all:.3f} < 0.95")
-        if f1_snr[5] < 0.90:
-            failures.append(f"F1 at 5 dB SNR {f1_snr[5]:.3f} < 0.90")
-        if segments > 1.2:
-            failures.append(f"{segments:.2f} segments per utterance > 1.2")
+        if f1_all < TARGET_F1:
+            failures.append(f"overall F1 {f1_all:.3f} < {TARGET_F1}")
+        if f1_snr[5] < TARGET_F1_5DB:
+            failures.append(f"F1 at 5 dB SNR {f1_snr[5]:.3f} < {TARGET_F1_5DB}")
+        if segments > TARGET_SEGMENTS:
+            failures.append(f"{segments:.2f} segments per utterance > {TARGET_SEGMENTS}")
         if median_delay > 0.050:
             failures.append(f"median onset delay {median_delay * 1000:.0f} ms > 50 ms")
         if failures:

@@ -102,6 +102,9 @@ struct HeldBackground: Sendable {
   /// How much the background fluctuates, in dB (one standard deviation).
   var spread: Double { depth / Self.depthPerSpread }
 
+  /// Ends learning now: the room is known (it held steady).
+  mutating func finishLearning() { learningFrames = 0 }
+
   /// Takes `level` (a frame power) for the background if it is louder.
   mutating func raise(to level: Double) { power = max(power, level) }
 

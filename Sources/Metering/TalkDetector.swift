@@ -104,6 +104,16 @@ public struct TalkDetectorSettings: Sendable, Equatable {
   /// at the line's level. Speech strays from any line by 10 dB and more
   /// within a second.
   public var swellSpread: Double = 3.5
+  /// Seconds of a steady level (within `steadySpread`, 10th to 90th
+  /// percentile, from the stream's first frame) after which the room
+  /// counts as learned, however much of `learningTime` is left: talk that
+  /// begins after it is heard from its first syllable instead of being
+  /// learned as the room (which then hid the next seconds of talk). A room
+  /// that fluctuates (babble, music) is learned for the whole
+  /// `learningTime` — half a second of a café can hold within 2 dB, most
+  /// of a second does not; a stream that begins in digital silence keeps
+  /// its own rule (`silentStart`).
+  public var steadyLearningTime: Double = 0.8
 
   public init() {}
 }
@@ -167,6 +177,7 @@ public struct TalkDetector: Sendable {
   /// fades smoothly (traffic passing) at once.
   private var recentTrend: LevelTrend
   private let steadyCount: Int
+  private let steadyLearningCount: Int
   /// Frames of digital silence the stream began with (counted until the
   /// first sound).
   private var silentFrames = 0
@@ -201,6 +212,7 @@ public struct TalkDetector: Sendable {
       attackTime: settings.attackTime, releaseTime: settings.releaseTime, sampleRate: 1 / frame)
     background = HeldBackground(settings: settings, frameDuration: frame)
     steadyCount = max(8, Int((settings.steadyTime / frame).rounded()))
+    steadyLearningCount = max(8, Int((settings.steadyLearningTime / frame).rounded()))
     silentStartFrames = Int((settings.silentStart / frame).rounded())
     floorPower = pow(10, settings.minimumFloor / 10)
     recentLevels = LevelDistribution(
@@ -273,6 +285,13 @@ public struct TalkDetector: Sendable {
       power: clickFree, decibels: level, background: backgroundDecibels ?? level,
       isTalking: trigger.isOpen)
     recentLevels.add(level)
+    if learning, !mayOpen, recentLevels.count >= steadyLearningCount,
+      let (low, high) = recentLevels.trackedPercentiles, low > settings.minimumFloor,
+      high - low <= settings.steadySpread
+    {
+      // Steady since the first frame: the room is learned.
+      background.finishLearning()
+    }
     if !learning, recentLevels.count == steadyCount,
       let (low, high) = recentLevels.trackedPercentiles, high - low <= settings.steadySpread
     {

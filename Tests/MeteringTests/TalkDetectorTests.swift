@@ -237,7 +237,8 @@ import Testing
 
   /// A stream that begins in digital silence (a file of prompts) has no
   /// room to learn: its first word is talk at once. One that begins in a
-  /// room learns it first: nothing opens in its first `learningTime`.
+  /// room learns it first: nothing opens until the room is learned (a
+  /// steady one in `steadyLearningTime`, any other in `learningTime`).
   @Test func digitalSilenceNeedsNoLearning() {
     var voice = SyntheticSpeech(sampleRate: 48_000, seed: 12)
     let phrase = voice.reading(seconds: 2, level: -30)
