@@ -27,7 +27,7 @@ REAL_KEYS_EVAL ?= --guard --check --report-only
 # below the floors micloop already clears (--guard) and prints the open targets.
 REAL_TALK_EVAL ?= --guard --check --report-only
 
-.PHONY: setup build debug test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval feedback-eval fuzz-check fuzz bench demo docs manual format install clean
+.PHONY: setup build debug check test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval feedback-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -56,6 +56,12 @@ debug: setup
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
 test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval feedback-eval fuzz-check
+
+## check: the inner loop: a debug build and the tests of every library module, no root, no setup,
+## no sound server, no network (the end-to-end tests of the binary are in unit-test)
+check:
+	$(SWIFT) build --build-tests
+	MICLOOP_OFFLINE=1 $(SWIFT) test --skip-build --skip MicLoopCLITests
 
 # The debug build also builds the programs in Examples/, which the tests run.
 unit-test: setup

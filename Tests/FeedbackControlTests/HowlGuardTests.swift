@@ -243,10 +243,12 @@ import Testing
     var settings = HowlGuardSettings()
     settings.liftDelay = 1
     settings.liftInterval = 0.25
-    let count = Int(4 * Self.rate)
+    let count = Int(5 * Self.rate)
+    // A howl grows until it is stopped: longer than the settled guard's
+    // span of steady growth.
     let input = Self.sum(
       Self.noise(count: count, level: -60, seed: 4),
-      Self.howl(2500, start: 0.3, end: 1.0, level: -70, growth: 80, count: count))
+      Self.howl(2500, start: 0.3, end: 1.4, level: -70, growth: 50, count: count))
     let howlGuard = makeGuard(settings)
     let (output, events) = Self.run(input, howlGuard)
     let notch = try #require(events.first { $0.action == .notch })
