@@ -267,6 +267,10 @@ public final class HowlGuard: @unchecked Sendable {
       unsettledUntil = now + settings.settleTime
     }
     previousGain = gainDecibels
+    // A loop the guard holds down (a notch, the duck) was past its limit
+    // lately: a howl may come back as it lifts, so nothing settles until
+    // `settleTime` after it let go.
+    if !isIdle { unsettledUntil = max(unsettledUntil, now + settings.settleTime) }
     detector.isAlert = now < alertUntil
     detector.isSettled = now >= unsettledUntil
     detector.analyze(mono, count: frames, gainDecibels: gainDecibels) { finding in

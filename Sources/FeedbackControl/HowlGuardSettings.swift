@@ -164,7 +164,8 @@ public struct HowlGuardSettings: Sendable, Equatable {
   public var fastProminence = 10.0
   /// A loop goes past its limit when its gain rises or the room changes.
   /// Once the gain has not risen for `settleTime` seconds (and from the
-  /// start), music's notes are far likelier than a howl: a peak must then
+  /// start), and the guard has held nothing down for as long, music's
+  /// notes are far likelier than a howl: a peak must then
   /// grow steadily over the long `steadyGrowthSpan` — at least
   /// `steadyMinimumGrowth` dB/s on a straight line within `steadyDeviation`,
   /// over its neighbours, on one frequency, a peak in all but

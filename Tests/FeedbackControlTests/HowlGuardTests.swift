@@ -239,6 +239,24 @@ import Testing
     #expect(back.time >= lastDuck.time + 2 + 0.5 * (-lastDuck.depth / 3 - 1))
   }
 
+  /// A loop the guard holds down was past its limit lately: while a notch
+  /// is in nothing settles, and a howl coming back 3.5 s after the gain
+  /// rose is caught as quickly as one right after the rise (settled, half a
+  /// second of growth would pass unnoticed).
+  @Test func aGuardHoldingANotchDoesNotSettle() throws {
+    var settings = HowlGuardSettings()
+    settings.liftDelay = 10
+    let count = Int(5 * Self.rate)
+    let input = Self.sum(
+      Self.noise(count: count, level: -60, seed: 5),
+      Self.howl(2500, start: 0.3, end: 0.9, level: -70, growth: 80, count: count),
+      Self.howl(3300, start: 3.8, end: 4.3, level: -70, growth: 80, count: count))
+    let (_, events) = Self.run(input, makeGuard(settings)) { $0 < 0.25 ? -6 : 0 }
+    let notches = events.filter { $0.action == .notch }
+    #expect(notches.contains { abs($0.frequency - 2500) < 30 }, "\(events)")
+    #expect(notches.contains { abs($0.frequency - 3300) < 30 && $0.time < 4.3 }, "\(events)")
+  }
+
   @Test func aQuietNotchIsLiftedInStepsAndTheOutputIsUntouchedAgain() throws {
     var settings = HowlGuardSettings()
     settings.liftDelay = 1

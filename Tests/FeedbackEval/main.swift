@@ -330,15 +330,15 @@ if section("act") {
     "| room | talker | step | howl Hz | growth starts | first action | after the step | after growth starts | howl over no loop | speaker peak dBFS |"
   )
   print("|---|---|---|---|---|---|---|---|---|---|")
-  struct Case {
+  struct StepCase {
     var room: Room
     var over: Double
     var talker: String
   }
-  var cases = [Case]()
+  var cases = [StepCase]()
   for room in rooms {
     for talker in ["noise", "speech"] + musicTalkers.map(\.name) {
-      for over in [3.0, 6.0] { cases.append(Case(room: room, over: over, talker: talker)) }
+      for over in [3.0, 6.0] { cases.append(StepCase(room: room, over: over, talker: talker)) }
     }
   }
   let step = 2.0
@@ -474,7 +474,7 @@ if section("false") {
   print("\nFalse actions (60 s each, output peaks at −12 dBFS):")
   print("| loop | talker | notches | ducks | other | output bit-identical to no guard |")
   print("|---|---|---|---|---|---|")
-  struct Case {
+  struct QuietCase {
     var name: String
     var response: [Float]
     var gain: Double
@@ -485,28 +485,28 @@ if section("false") {
     /// left predictable (reported, not a failure: a loop cannot be told from it).
     var jumps = false
   }
-  var cases = [Case]()
+  var cases = [QuietCase]()
   for talker in ["speech", "music"] {
-    cases.append(Case(name: "open", response: [0], gain: 0, talker: talker))
+    cases.append(QuietCase(name: "open", response: [0], gain: 0, talker: talker))
     cases.append(
-      Case(
+      QuietCase(
         name: "open, gain jumping 9 dB at 30 s", response: [0], gain: -9, talker: talker,
         jumps: true))
     for room in rooms {
       cases.append(
-        Case(
+        QuietCase(
           name: "\(room.name) at MSG − 6 dB", response: room.response,
           gain: room.stability.maximumStableGain - 6, talker: talker))
     }
     for room in rooms {
       cases.append(
-        Case(
+        QuietCase(
           name: "\(room.name) rising to MSG − 6 dB", response: room.response,
           gain: room.stability.maximumStableGain - 6, talker: talker, rises: true))
     }
     for room in rooms {
       cases.append(
-        Case(
+        QuietCase(
           name: "\(room.name) rising to MSG − 6 dB, ring-out plan", response: room.response,
           gain: room.stability.maximumStableGain - 6, talker: talker, rises: true,
           ringOut: room.ringOut))
