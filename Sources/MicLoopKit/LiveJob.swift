@@ -58,9 +58,18 @@ public struct LiveJobSettings: Sendable {
   /// Hand every captured block to the observer (`LiveJobObserver.captured`).
   public var handsOverAudio = false
   /// Seconds without audio, once it flowed, after which a session counts
-  /// its device as lost (`startLimit` before its first audio).
+  /// its device as lost (`startLimit` before its first audio). Only a job
+  /// that reconnects uses it: it reopens a server that died as soon as it
+  /// is back. A job that does not waits `startLimit`, since a stall it
+  /// took for a loss would end it (a busy machine can starve a server for
+  /// seconds).
   public var stallLimit = StallWatch.defaultLimit
   public var startLimit = StallWatch.defaultStartLimit
+
+  /// The stall limit a session of this job is given.
+  var sessionStallLimit: Double {
+    recovery.reconnects ? stallLimit : max(stallLimit, startLimit)
+  }
 
   public init() {}
 }
@@ -159,7 +168,7 @@ public final class LiveJob<Backend: DuplexBackend> {
       session = try LiveSession(
         configuration: configuration, backend: makeBackend(), processor: processor)
     } catch { throw .device(error) }
-    session.stallLimit = settings.stallLimit
+    session.stallLimit = settings.sessionStallLimit
     session.startLimit = settings.startLimit
     if let plan = live.feedbackRingOut, let granted = session.unit.granted,
       plan.sampleRate != Double(granted.sampleRate)
@@ -324,7 +333,7 @@ public final class LiveJob<Backend: DuplexBackend> {
       if let back = try? LiveSession(
         configuration: configuration, backend: makeBackend(), processor: processor)
       {
-        back.stallLimit = settings.stallLimit
+        back.stallLimit = settings.sessionStallLimit
         back.startLimit = settings.startLimit
         return back
       }
