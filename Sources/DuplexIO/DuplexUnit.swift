@@ -182,16 +182,19 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   /// Stops the audio thread and the devices; returns within about a period.
   ///
   /// A driver that hangs while halting (the PulseAudio plugin can deadlock
-  /// when its server dies) is abandoned after `haltTimeout`: the thread is
+  /// when its server dies) is abandoned after `haltTimeout` (`lostHaltTimeout`
+  /// for a device taken to be lost): the thread is
   /// detached, the devices are left open, and `isWedged` becomes true.
-  public func stop() {
+  /// With `deviceLost`, a halt is given up sooner (`lostHaltTimeout`).
+  public func stop(deviceLost: Bool = false) {
+    haltWait = deviceLost ? lostHaltTimeout : Self.haltTimeout
     if isServerDriven {
       stopCycles()
     } else {
       guard let thread else { return }
       stopRequested.store(true, ordering: .releasing)
       backend.wake()
-      if halted.wait(timeout: haltTimeout) {
+      if halted.wait(timeout: haltWait) {
         thread.join()
       } else {
         thread.detach()
@@ -213,7 +216,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   private func stopCycles() {
     stopRequested.store(true, ordering: .sequentiallyConsistent)
     // A cycle already inside the client finishes within a period.
-    let deadline = MonotonicClock.seconds + haltTimeout
+    let deadline = MonotonicClock.seconds + haltWait
     while isInCycle.load(ordering: .sequentiallyConsistent) && MonotonicClock.seconds < deadline {
       usleep(100)
     }
@@ -240,7 +243,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
       backend.halt()
       return
     }
-    if halted.wait(timeout: haltTimeout) {
+    if halted.wait(timeout: haltWait) {
       helper.join()
     } else {
       helper.detach()
@@ -266,17 +269,24 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     format = nil
   }
 
-  /// Seconds `stop` waits for the devices to halt before abandoning them:
-  /// `haltPeriods` periods, and at least `leastHaltTimeout`. A halt takes
-  /// a period or two; one that takes longer has hung on a dead server, and
-  /// every second spent on it delays reopening when the server is back.
-  public var haltTimeout: Double {
-    guard let granted, granted.sampleRate > 0 else { return Self.leastHaltTimeout }
-    let periods = Self.haltPeriods * Double(granted.periodFrames) / Double(granted.sampleRate)
-    return max(Self.leastHaltTimeout, periods)
+  /// Seconds `stop` waits for the devices to halt before abandoning them.
+  public static var haltTimeout: Double { 2 }
+
+  /// The same for devices taken to be lost (`stop(deviceLost: true)`):
+  /// `lostHaltPeriods` periods, at least `leastLostHaltTimeout`. A halt
+  /// takes a period or two; one that takes longer has hung on a dead
+  /// server, and every second spent on it delays reopening when the
+  /// server is back.
+  public var lostHaltTimeout: Double {
+    guard let granted, granted.sampleRate > 0 else { return Self.leastLostHaltTimeout }
+    let periods = Self.lostHaltPeriods * Double(granted.periodFrames) / Double(granted.sampleRate)
+    return min(Self.haltTimeout, max(Self.leastLostHaltTimeout, periods))
   }
-  public static var leastHaltTimeout: Double { 0.5 }
-  public static var haltPeriods: Double { 4 }
+  public static var leastLostHaltTimeout: Double { 0.5 }
+  public static var lostHaltPeriods: Double { 4 }
+
+  /// What the stop under way waits for a halt.
+  private var haltWait = DuplexUnit.haltTimeout
 
   /// Whether a device hung while halting and was abandoned by `stop`.
   public private(set) var isWedged = false

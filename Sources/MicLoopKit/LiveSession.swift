@@ -243,7 +243,7 @@ public final class LiveSession<Backend: DuplexBackend> {
       }
       if let pause = stall.takePause() { handlers.onPause(time, pause) }
     }
-    unit.stop()
+    unit.stop(deviceLost: stalled || unit.failure?.isDeviceLost == true)
     drain()
     let failure = unit.failure ?? (stalled ? stallFailure(after: stall.waited) : nil)
     if endsJob || failure == nil {
