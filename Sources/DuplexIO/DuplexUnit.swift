@@ -185,11 +185,10 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   /// when its server dies) is abandoned after `haltTimeout` (`lostHaltTimeout`
   /// for a device taken to be lost): the thread is
   /// detached, the devices are left open, and `isWedged` becomes true.
-  /// With `deviceLost`, a halt is given up sooner (`lostHaltTimeout`).
   public func stop(deviceLost: Bool = false) {
-    haltWait = deviceLost ? lostHaltTimeout : Self.haltTimeout
+    let haltWait = deviceLost ? lostHaltTimeout : Self.haltTimeout
     if isServerDriven {
-      stopCycles()
+      stopCycles(haltWait: haltWait)
     } else {
       guard let thread else { return }
       stopRequested.store(true, ordering: .releasing)
@@ -213,7 +212,7 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   /// Stops a callback-driven backend's periods: no cycle calls the client
   /// once this returns; the server plays silence. The streams are halted
   /// too unless a drain is to follow (and no failure ended them).
-  private func stopCycles() {
+  private func stopCycles(haltWait: Double) {
     stopRequested.store(true, ordering: .sequentiallyConsistent)
     // A cycle already inside the client finishes within a period.
     let deadline = MonotonicClock.seconds + haltWait
@@ -224,13 +223,13 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
     loopEnded.signal()
     let drains =
       keepsPlayback.load(ordering: .acquiring) && failureCode.load(ordering: .acquiring) == 0
-    if !drains { haltOffThread() }
+    if !drains { haltOffThread(haltWait: haltWait) }
     isServerDriven = false
   }
 
   /// Halts the backend on a thread of its own and waits at most
   /// `haltTimeout` for it: a server that died may never answer.
-  private func haltOffThread() {
+  private func haltOffThread(haltWait: Double) {
     halted.reset()
     guard
       let helper = try? RealtimeThread(
@@ -284,9 +283,6 @@ public final class DuplexUnit<Backend: DuplexBackend, Client: DuplexClient>: @un
   }
   public static var leastLostHaltTimeout: Double { 0.5 }
   public static var lostHaltPeriods: Double { 4 }
-
-  /// What the stop under way waits for a halt.
-  private var haltWait = DuplexUnit.haltTimeout
 
   /// Whether a device hung while halting and was abandoned by `stop`.
   public private(set) var isWedged = false

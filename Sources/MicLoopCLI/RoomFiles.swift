@@ -75,13 +75,10 @@ enum RoomFiles {
       throw CommandFailure(
         message: "\(path) holds no audio; give a recording of the talker", status: 65)
     }
-    if let bad = talker.samples.firstIndex(where: { !DamagedSamples.isSound($0) }) {
-      let time = Double(bad) / Double(talker.rate)
-      throw CommandFailure(
-        message:
-          "\(path) holds damaged samples from \(String(format: "%.3f", time)) s (not a number, or beyond +60 dBFS); repair or re-export it",
-        status: 65)
-    }
+    try CommandFailure.checkDamage(
+      of: path, problem: nil,
+      invalidSamples: talker.samples.count { !DamagedSamples.isSound($0) },
+      treatment: "damaged samples (not a number, or beyond +60 dBFS) in the talker")
     return talker.samples
   }
 }
