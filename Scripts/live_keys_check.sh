@@ -9,7 +9,7 @@
 # missing and neither a capture overrun nor a gap (audio lost while micloop
 # was held) was reported.
 # Usage: Scripts/live_keys_check.sh [CALLS] [PERIODS...]   (default 50; 64 … 4096)
-# With HOG=1 two busy loops load both cores while it runs.
+# With HOG=1 busy loops, twice as many as the machine has cores, load it while it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 M=${MICLOOP:-.build/release/micloop}
@@ -24,7 +24,7 @@ virtual_devices_start
 for task in /proc/"$(pgrep -n -x pulseaudio)"/task/*; do chrt -r -p 60 "${task##*/}" > /dev/null; done
 hogs=()
 if [ "${HOG:-0}" = 1 ]; then
-  for _ in 1 2; do (while :; do :; done) & hogs+=($!); done
+  for _ in $(seq $((2 * $(nproc)))); do (while :; do :; done) & hogs+=($!); done
 fi
 trap 'for h in "${hogs[@]}"; do kill "$h" 2>/dev/null; done; virtual_devices_stop' EXIT
 expected=$(printf '123#%.0s' $(seq "$calls"))
