@@ -63,4 +63,18 @@ package final class FrameRing {
       UnsafeBufferPointer(start: history, count: frameLength - first)
     )
   }
+
+  /// Copies stream samples `start ..< start + count` into `destination`
+  /// if the ring still holds them all; returns whether it did.
+  package func copy(from start: Int, count: Int, into destination: UnsafeMutablePointer<Float>)
+    -> Bool
+  {
+    let age = writtenSamples - start
+    guard start >= 0, count >= 0, age >= count, age <= capacity else { return false }
+    let first = (writeIndex - age + capacity) % capacity
+    let head = min(count, capacity - first)
+    destination.update(from: history + first, count: head)
+    (destination + head).update(from: history, count: count - head)
+    return true
+  }
 }

@@ -3,11 +3,11 @@
 /// splits the candidates around a pivot into a second buffer, from both
 /// ends at once, so no store waits for the one before it and no branch
 /// depends on noise. Safe on any thread; touches only the buffers given.
-enum RankSelection {
+package enum RankSelection {
   /// The value that `rank` values of `values[0..<count]` lie below or at
   /// (the `rank`-th smallest, from 0). `first` and `second` each hold
   /// `count` values of scratch space. Values must not be negative or NaN.
-  static func value(
+  package static func value(
     ofRank rank: Int, in values: UnsafePointer<Double>, count: Int,
     first: UnsafeMutablePointer<Double>, second: UnsafeMutablePointer<Double>
   ) -> Double {

@@ -36,18 +36,29 @@ public final class ToneDecoder {
     /// Frames measured ahead on another thread, while a block of them is
     /// decoded (`process(_: ToneBlock)`).
     var ahead: AheadFrames?
+    /// For DTMF: the harmonic series of a voice under a run that passed.
+    private(set) var seriesProbe: HarmonicSeriesProbe?
 
     init(frameLength: Int, hop: Int, sampleRate: Double, stream: ToneStreams.Stream) {
       self.stream = stream
       analyzer = PairedSpectrumAnalyzer(frameLength: frameLength, sampleRate: sampleRate)
-      ring = FrameRing(frameLength: frameLength, hop: hop, extraHops: ToneDecoder.framesHeld)
+      ring = FrameRing(
+        frameLength: frameLength, hop: hop,
+        extraHops: ToneDecoder.framesHeld
+          + HarmonicSeriesProbe.extraHops(hop: hop, sampleRate: sampleRate))
       measured = .allocate(capacity: 0)
+      self.sampleRate = sampleRate
     }
 
     deinit { measured.deallocate() }
 
+    private let sampleRate: Double
+
     func add(_ plan: PlanDecoder) {
       plans.append(plan)
+      if plan.classifier.looksForVoices, seriesProbe == nil {
+        seriesProbe = HarmonicSeriesProbe(sampleRate: sampleRate)
+      }
       classifiers = ClassifierSet(plans.map(\.classifier))
       let bins = plans.map(\.classifier.readBins)
       analyzer.workedBins =
@@ -383,6 +394,15 @@ public final class ToneDecoder {
   /// frame due, the frames put off before it, and their pairs' first ones.
   static let framesHeld = maximumSkip + 2
 
+  /// Whether a run `classifier` accepted is a voice's pair of harmonics
+  /// after all, by the series heard over its whole span.
+  private func isVoice(_ run: ToneRun, _ classifier: ToneFrameClassifier, _ analysis: Analysis)
+    -> Bool
+  {
+    guard let probe = analysis.seriesProbe, classifier.looksForVoices else { return false }
+    return !classifier.acceptsSpan(run) { probe.evidence(run, ring: analysis.ring) }
+  }
+
   /// The next frame is due: an odd frame completes a pair, whose two
   /// frames are decided in order.
   private func frameDue(_ analysis: Analysis, emit: (ToneDecoderEvent) -> Void) {
@@ -420,19 +440,19 @@ public final class ToneDecoder {
           let measuredEarlier = analysis.measurements(of: earlier)
           for index in plans.indices {
             track(
-              &plans[index], measuredEarlier[index],
+              &plans[index], measuredEarlier[index], analysis,
               { analysis.completeMeasurement(ofPlan: index, frame: earlier) }, emit: emit)
           }
         }
         measured = analysis.measurements(of: number)
       } else {
         for _ in 0..<skipped {
-          for index in plans.indices { track(&plans[index], nil, emit: emit) }
+          for index in plans.indices { track(&plans[index], nil, analysis, emit: emit) }
         }
       }
       for index in plans.indices {
         track(
-          &plans[index], measured[index],
+          &plans[index], measured[index], analysis,
           { analysis.completeMeasurement(ofPlan: index, frame: number) }, emit: emit)
       }
     }
@@ -442,7 +462,7 @@ public final class ToneDecoder {
   /// without a measurement; `complete` measures it further when a tone is
   /// held), then followed through the tracker and the interpreter.
   @inline(__always) private func track(
-    _ plan: inout PlanDecoder, _ measured: FrameMeasurement?,
+    _ plan: inout PlanDecoder, _ measured: FrameMeasurement?, _ analysis: Analysis,
     _ complete: () -> FrameMeasurement = { fatalError("no frame to measure") },
     emit: (ToneDecoderEvent) -> Void
   ) {
@@ -464,7 +484,7 @@ public final class ToneDecoder {
     if let run = plan.tracker.add(tone) {
       if plan.reportAfter != nil {
         plan.interpreter.ended(run)
-      } else if plan.classifier.accepts(run) {
+      } else if plan.classifier.accepts(run), !isVoice(run, plan.classifier, analysis) {
         plan.interpreter.take(run, emit: emit)
       }
     }

@@ -136,7 +136,7 @@ final class ToneFrameClassifier {
   /// Whether its frames keep the band's spectrum for the run to look for
   /// a voice's harmonics (DTMF; a siren signal held for seconds has
   /// proved itself by its length).
-  private let looksForVoices: Bool
+  let looksForVoices: Bool
   /// The bins of the analysed spectra this plan reads: its band and search
   /// range, with room for a main lobe and its parabola.
   var readBins: Range<Int> {
@@ -475,6 +475,16 @@ final class ToneFrameClassifier {
     case .characterCode:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[0]
     }
+  }
+
+  /// For DTMF, whether an accepted `run` is still a key with the
+  /// `evidence` of a voice its whole span shows (`DualToneRunRule.VoiceSpan`),
+  /// measured only for a run not held locked like a key.
+  func acceptsSpan(_ run: ToneRun, evidence: () -> VoiceEvidence) -> Bool {
+    let nominal = nominalFrequencies(of: run.symbol)
+    let errors = (abs(run.frequencies.0 / nominal.0 - 1), abs(run.frequencies.1 / nominal.1 - 1))
+    return DualToneRunRule.LockedKey.holds(run, errors: errors)
+      || DualToneRunRule.VoiceSpan.holds(run, errors: errors, evidence: evidence())
   }
 
   /// The index of the nominal frequency within tolerance of `frequency`.

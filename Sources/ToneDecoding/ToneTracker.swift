@@ -33,6 +33,9 @@ struct ToneRun {
   /// power (`DualToneRunRule.HarmonicPair`); 0 for plans that do not look
   /// for voices.
   var harmonics: Double = 0
+  /// The tracker's first and last frame of the run (frame `k` starts at
+  /// stream sample `k × hop`).
+  var frames: ClosedRange<Int> = 0...0
   var end: Double { start + duration }
 }
 
@@ -326,7 +329,8 @@ struct ToneTracker {
       ), share: medianShare, upperShare: upperShare,
       twist: Self.median(&twists),
       coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)),
-      harmonics: harmonicEvidence(frequencies, frames: first...last, reference: reference))
+      harmonics: harmonicEvidence(frequencies, frames: first...last, reference: reference),
+      frames: (runFirstFrame + first)...(runFirstFrame + last))
   }
 
   /// `DualToneRunRule.HarmonicPair`'s evidence for a pair at
