@@ -31,8 +31,9 @@ public enum LiveEventLines {
     "{\"event\":\"pause\",\"time\":\(JSONLines.time(time)),\"duration\":\(JSONLines.time(seconds))}"
   }
 
-  /// Audio a pause cost: a gap with its span, as the recorder's index has it.
-  public static func lostInPause(time: Double, seconds: Double) -> String {
-    "{\"event\":\"gap\",\"time\":\(JSONLines.time(time)),\"duration\":\(JSONLines.time(seconds)),\"reason\":\"pause\"}"
+  /// Audio a pause or an underrun's recovery cost: a gap with its span and
+  /// `reason` (`pause` or `xrun`), as the recorder's index has it.
+  public static func lost(time: Double, seconds: Double, reason: String) -> String {
+    "{\"event\":\"gap\",\"time\":\(JSONLines.time(time)),\"duration\":\(JSONLines.time(seconds)),\"reason\":\"\(reason)\"}"
   }
 }

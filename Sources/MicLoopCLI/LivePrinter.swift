@@ -175,15 +175,20 @@ final class LivePrinter {
     }
   }
 
-  /// Audio a pause cost (the device could not hold it): a `gap` with its
-  /// span, as the recorder's index has it.
-  func lostInPause(time: Double, seconds: Double) {
+  /// Audio a pause (`inPause`) or an underrun's recovery cost (the device
+  /// could not hold it): a `gap` with its span, as the recorder's index has it.
+  func lost(time: Double, seconds: Double, inPause: Bool) {
     if mode == .json {
-      StandardOutput.write(LiveEventLines.lostInPause(time: time, seconds: seconds), flush: true)
+      let reason = inPause ? "pause" : "xrun"
+      StandardOutput.write(
+        LiveEventLines.lost(time: time, seconds: seconds, reason: reason), flush: true)
     } else {
       clearBlock()
+      let held =
+        inPause
+        ? "while micloop was paused" : "while playback recovered from an underrun"
       StandardOutput.write(
-        "lost \(DecimalFormatting.fixed(seconds, places: 2)) s of audio at \(DecimalFormatting.fixed(time, places: 2)) s: the device could not hold it while micloop was paused",
+        "lost \(DecimalFormatting.fixed(seconds, places: 2)) s of audio at \(DecimalFormatting.fixed(time, places: 2)) s: the device could not hold it \(held)",
         flush: true)
     }
   }

@@ -129,7 +129,8 @@ final class LiveRunnerObserver: LiveJobObserver {
     case .xrun(let bus, let time, let lostFrames):
       printer.xrun(bus, time: time, lostFrames: lostFrames)
     case .pause(let time, let seconds): printer.paused(time: time, seconds: seconds)
-    case .audioLost(let time, let seconds): printer.lostInPause(time: time, seconds: seconds)
+    case .audioLost(let time, let seconds, let cause):
+      printer.lost(time: time, seconds: seconds, inPause: cause == .pause)
     case .deviceLost(let time, let failure):
       printer.deviceLost(time: time, reason: failure.description)
     case .deviceBack(let time, let gap, let filled):

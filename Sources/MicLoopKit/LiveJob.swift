@@ -218,12 +218,13 @@ public final class LiveJob<Backend: DuplexBackend> {
     var stoppedWhileWaiting = false
     var handlers = LiveSession<Backend>.Handlers()
     let recording = self.recording
-    var pauseLoss = PauseLoss(sampleRate: rate)
+    var lossWatch = AudioLossWatch(sampleRate: rate)
     let measured = processor
     handlers.shouldStop = {
       let frames = Int64(measured.framesProcessed.load(ordering: .acquiring))
-      if let lost = pauseLoss.observe(frames: frames, at: MonotonicClock.seconds) {
-        observer.handle(.audioLost(time: Double(frames) / rate, seconds: lost))
+      if let lost = lossWatch.observe(frames: frames, at: MonotonicClock.seconds) {
+        observer.handle(
+          .audioLost(time: Double(frames) / rate, seconds: lost.seconds, cause: lost.cause))
       }
       return recording?.failure != nil || observer.shouldStop()
     }
@@ -243,9 +244,14 @@ public final class LiveJob<Backend: DuplexBackend> {
       recording?.write(block)
       if handsOver { observer.captured(block) }
     }
-    handlers.onXrun = { observer.handle(.xrun(bus: $0, time: $1, lostFrames: $2)) }
+    handlers.onXrun = {
+      // A restarted playback stream can hold the loop up (a sound server's
+      // idle sink starts it seconds late) while capture overflows.
+      if $0 == .output { lossWatch.suspect(.underrun) }
+      observer.handle(.xrun(bus: $0, time: $1, lostFrames: $2))
+    }
     handlers.onPause = {
-      pauseLoss.paused()
+      lossWatch.suspect(.pause)
       observer.handle(.pause(time: $0, seconds: $1))
     }
     handlers.onConnectionsRestored = {

@@ -21,10 +21,11 @@ public enum LiveJobEvent {
   /// The whole process was held (Ctrl-Z, SIGSTOP, starved) for `seconds`:
   /// audio of that time may be missing.
   case pause(time: Double, seconds: Double)
-  /// Of a pause, `seconds` of audio the device or its sound server could
-  /// not hold never reached micloop: the stream jumps over them at stream
-  /// time `time` (known once what the device held has arrived, `PauseLoss`).
-  case audioLost(time: Double, seconds: Double)
+  /// Of a pause or a playback underrun's recovery (`cause`), `seconds` of
+  /// audio the device or its sound server could not hold never reached
+  /// micloop: the stream jumps over them at stream time `time` (known once
+  /// what the device held has arrived, `AudioLossWatch`).
+  case audioLost(time: Double, seconds: Double, cause: AudioLossCause)
   /// The device or its sound server went away; with reconnection the job
   /// now waits for it (else the job ends with this failure).
   case deviceLost(time: Double, failure: DuplexError)

@@ -442,6 +442,44 @@ import Testing
     print("\(command) bridged: back \(back) s after the server, \(seconds) s held for \(wall) s")
   }
 
+  /// A loop held up after a playback underrun loses audio without a word
+  /// from the device: a sound server's idle sink (here a null sink with no
+  /// other player) starts a restarted stream seconds late while the loop
+  /// waits on it, and the server drops the capture side meanwhile. Stopped
+  /// for 0.15 s to underrun, the loop accounts for every second of wall
+  /// time after its first audio: the stream's own, or a reported gap.
+  @Test func audioLostWhileAnUnderrunRecoversIsAGap() throws {
+    let devices = try VirtualDevices()
+    let player = try playTone(devices, bufferTime: 0.05)
+    defer { player.signal(SIGTERM) }
+    let job = try devices.startMicloop([
+      "loopback", "--capture", "pulse:mic.monitor", "--playback", "pulse:spk", "--period", "256",
+      "--json",
+    ])
+    defer { job.signal(SIGKILL) }
+    #expect(job.waitForOutput("\"level\"", timeout: 30))
+    let started = Date().addingTimeInterval(-0.1)
+    usleep(1_000_000)
+    job.signal(SIGSTOP)
+    usleep(150_000)
+    job.signal(SIGCONT)
+    usleep(4_000_000)
+    job.signal(SIGINT)
+    let result = job.result()
+    let wall = Date().timeIntervalSince(started)
+    #expect(result.status == 0, "\(result.errorOutput)")
+    let events = result.output.split(separator: "\n").compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+    let streamed = try #require(
+      events.last { $0["event"] as? String == "summary" }?["duration"] as? Double)
+    let gaps = events.filter { $0["event"] as? String == "gap" }
+      .compactMap { $0["duration"] as? Double }.reduce(0, +)
+    #expect(
+      abs(streamed + gaps - wall) < 0.4,
+      "\(streamed) s streamed and \(gaps) s of gaps in \(wall) s: \(result.output.suffix(600))")
+  }
+
   @Test func serverKilledDuringRecordingKeepsWhatWasCaptured() throws {
     let devices = try VirtualDevices()
     let player = try playTone(devices)

@@ -79,13 +79,22 @@ public final class LiveRecordingFeed: LiveJobObserver {
       recorder.gap(frames: frames, reason: .deviceLost, detail: lostReason, streamContinues: false)
     case .pause(_, let seconds):
       lastPause = seconds
-    case .audioLost(_, let seconds):
+    case .audioLost(_, let seconds, let cause):
       // Where the audio now ends: what the device held came first.
-      recorder.gap(
-        frames: Int64((seconds * recorder.sampleRate).rounded()), reason: .pause,
-        detail:
-          "micloop was held for \(DecimalFormatting.fixed(lastPause, places: 1)) s (stopped or starved)",
-        streamContinues: false)
+      let frames = Int64((seconds * recorder.sampleRate).rounded())
+      switch cause {
+      case .pause:
+        recorder.gap(
+          frames: frames, reason: .pause,
+          detail:
+            "micloop was held for \(DecimalFormatting.fixed(lastPause, places: 1)) s (stopped or starved)",
+          streamContinues: false)
+      case .underrun:
+        recorder.gap(
+          frames: frames, reason: .xrun,
+          detail: "the device held up the loop while playback recovered from an underrun",
+          streamContinues: false)
+      }
     case .feedback, .connectionsRestored:
       break
     }
