@@ -11,19 +11,15 @@ public enum FeedbackEventFormat {
   /// `"planned":true` when the ring-out plan set the action ahead, and
   /// `"learned":true` besides when that plan was learned while the loop ran.
   public static func json(_ event: HowlGuardEvent) -> String {
-    var line = "{\"event\":\"feedback\",\"time\":"
-    line += JSONLines.time(event.time)
-    line += ",\"frequency\":"
-    line += event.isDuck ? "null" : DecimalFormatting.fixed(event.frequency, places: 1)
-    line += ",\"depth_db\":"
-    line += DecimalFormatting.fixed(event.depth, places: 1)
-    line += ",\"action\":\"" + event.action.name + "\""
-    if event.growth.isFinite {
-      line += ",\"growth_db_per_s\":" + DecimalFormatting.fixed(event.growth, places: 0)
-    }
-    if event.isPlanned { line += ",\"planned\":true" }
-    if event.isLearned { line += ",\"learned\":true" }
-    return line + "}"
+    var object = JSONObject(event: "feedback", capacity: 128)
+    object.add("time", seconds: event.time)
+    object.add("frequency", event.isDuck ? nil : event.frequency, places: 1)
+    object.add("depth_db", event.depth, places: 1)
+    object.add("action", event.action.name)
+    if event.growth.isFinite { object.add("growth_db_per_s", event.growth, places: 0) }
+    if event.isPlanned { object.add("planned", true) }
+    if event.isLearned { object.add("learned", true) }
+    return object.finished
   }
 
   /// One line of text, for example "feedback at 2.17 s: notch at 2427 Hz,
@@ -61,8 +57,13 @@ public enum FeedbackEventFormat {
   /// the plan sets without a duck, and from which gain).
   public static func json(_ plan: RingOutPlan) -> String {
     let fullest = fullestStep(plan)
-    return
-      "{\"event\":\"ring_out\",\"maximum_stable_gain_db\":\(DecimalFormatting.fixed(plan.maximumStableGain, places: 2)),\"frequency\":\(DecimalFormatting.fixed(plan.frequency, places: 1)),\"first_gain_db\":\(DecimalFormatting.fixed(plan.firstGain, places: 1)),\"notches\":\(plan.notchCount(fullest)),\"notches_at_gain_db\":\(DecimalFormatting.fixed(plan.gain(ofStep: fullest), places: 1))}"
+    var object = JSONObject(event: "ring_out", capacity: 160)
+    object.add("maximum_stable_gain_db", plan.maximumStableGain, places: 2)
+    object.add("frequency", plan.frequency, places: 1)
+    object.add("first_gain_db", plan.firstGain, places: 1)
+    object.add("notches", plan.notchCount(fullest))
+    object.add("notches_at_gain_db", plan.gain(ofStep: fullest), places: 1)
+    return object.finished
   }
 
   /// What the ring-out plan holds, in one line of text.

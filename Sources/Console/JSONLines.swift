@@ -9,47 +9,70 @@ public enum JSONLines {
     switch event {
     case .level(let reading):
       let evidence = reading.talkEvidence
-      return
-        "{\"event\":\"level\",\"time\":\(time(reading.time)),\"peak_dbfs\":\(db(reading.peakDecibels)),\"rms_dbfs\":\(db(reading.rmsDecibels)),\"envelope_dbfs\":\(db(reading.envelopeDecibels)),\"speech_dbfs\":\(db(evidence.speechDecibels)),\"noise_floor_dbfs\":\(db(evidence.noiseFloorDecibels)),\"open_dbfs\":\(db(evidence.openDecibels)),\"close_dbfs\":\(db(evidence.closeDecibels)),\"meter_dbfs\":\(db(reading.meterDecibels)),\"talking\":\(reading.isTalking)\(loudness(reading.loudness))\(channels(reading.channels))}"
+      var object = JSONObject(event: "level", capacity: 320)
+      object.add("time", seconds: reading.time)
+      object.add("peak_dbfs", reading.peakDecibels, places: 2)
+      object.add("rms_dbfs", reading.rmsDecibels, places: 2)
+      object.add("envelope_dbfs", reading.envelopeDecibels, places: 2)
+      object.add("speech_dbfs", evidence.speechDecibels, places: 2)
+      object.add("noise_floor_dbfs", evidence.noiseFloorDecibels, places: 2)
+      object.add("open_dbfs", evidence.openDecibels, places: 2)
+      object.add("close_dbfs", evidence.closeDecibels, places: 2)
+      object.add("meter_dbfs", reading.meterDecibels, places: 2)
+      object.add("talking", reading.isTalking)
+      if let loudness = reading.loudness {
+        object.add("momentary_lufs", loudness.momentaryLUFS, places: 2)
+        object.add("short_term_lufs", loudness.shortTermLUFS, places: 2)
+      }
+      addChannels(reading.channels, to: &object)
+      return object.finished
     case .talkStart(let time):
-      return "{\"event\":\"talk_start\",\"time\":\(Self.time(time))}"
+      var object = JSONObject(event: "talk_start", capacity: 48)
+      object.add("time", seconds: time)
+      return object.finished
     case .talkEnd(let time):
-      return "{\"event\":\"talk_end\",\"time\":\(Self.time(time))}"
+      var object = JSONObject(event: "talk_end", capacity: 48)
+      object.add("time", seconds: time)
+      return object.finished
     case .summary(let summary):
-      let channels = summary.channels.map {
-        "{\"peak_dbfs\":\(db($0.peakDecibels)),\"rms_dbfs\":\(db($0.rmsDecibels))}"
-      }.joined(separator: ",")
-      return
-        "{\"event\":\"summary\",\"duration\":\(time(summary.duration)),\"peak_dbfs\":\(db(summary.peakDecibels)),\"rms_dbfs\":\(db(summary.rmsDecibels)),\"talk_seconds\":\(time(summary.talkSeconds)),\"talk_segments\":\(summary.talkSegments),\"invalid_samples\":\(summary.invalidSamples),\"channels\":[\(channels)]\(loudness(summary.loudness))}"
+      var object = JSONObject(event: "summary")
+      object.add("duration", seconds: summary.duration)
+      object.add("peak_dbfs", summary.peakDecibels, places: 2)
+      object.add("rms_dbfs", summary.rmsDecibels, places: 2)
+      object.add("talk_seconds", seconds: summary.talkSeconds)
+      object.add("talk_segments", summary.talkSegments)
+      object.add("invalid_samples", summary.invalidSamples)
+      object.add(
+        "channels",
+        json: JSONText.array(
+          summary.channels.map {
+            var channel = JSONObject(capacity: 48)
+            channel.add("peak_dbfs", $0.peakDecibels, places: 2)
+            channel.add("rms_dbfs", $0.rmsDecibels, places: 2)
+            return channel.finished
+          }))
+      if let loudness = summary.loudness {
+        object.add("integrated_lufs", loudness.integratedLUFS, places: 2)
+        object.add("loudness_range_lu", loudness.loudnessRangeLU, places: 2)
+        object.add("true_peak_dbtp", loudness.truePeakDBTP, places: 2)
+        object.add("momentary_max_lufs", loudness.momentaryMaxLUFS, places: 2)
+        object.add("short_term_max_lufs", loudness.shortTermMaxLUFS, places: 2)
+      }
+      return object.finished
     }
   }
 
   /// Each channel's levels in a level event, when more than one channel is metered.
-  static func channels(_ readings: ChannelReadings) -> String {
-    guard readings.count > 1 else { return "" }
+  static func addChannels(_ readings: ChannelReadings, to object: inout JSONObject) {
+    guard readings.count > 1 else { return }
     var members = [String]()
     for channel in 0..<readings.count {
-      members.append(
-        "{\"peak_dbfs\":\(db(readings.peakDecibels(channel))),\"rms_dbfs\":\(db(readings.rmsDecibels(channel))),\"meter_dbfs\":\(db(readings.meterDecibels(channel)))}"
-      )
+      var member = JSONObject(capacity: 64)
+      member.add("peak_dbfs", readings.peakDecibels(channel), places: 2)
+      member.add("rms_dbfs", readings.rmsDecibels(channel), places: 2)
+      member.add("meter_dbfs", readings.meterDecibels(channel), places: 2)
+      members.append(member.finished)
     }
-    return ",\"channels\":[" + members.joined(separator: ",") + "]"
+    object.add("channels", json: JSONText.array(members))
   }
-
-  /// The loudness members of a level event (none when not measured).
-  static func loudness(_ value: MomentaryLoudness?) -> String {
-    guard let value else { return "" }
-    return
-      ",\"momentary_lufs\":\(db(value.momentaryLUFS)),\"short_term_lufs\":\(db(value.shortTermLUFS))"
-  }
-
-  /// The loudness members of the summary (none when not measured).
-  static func loudness(_ value: LoudnessSummary?) -> String {
-    guard let value else { return "" }
-    return
-      ",\"integrated_lufs\":\(db(value.integratedLUFS)),\"loudness_range_lu\":\(db(value.loudnessRangeLU)),\"true_peak_dbtp\":\(db(value.truePeakDBTP)),\"momentary_max_lufs\":\(db(value.momentaryMaxLUFS)),\"short_term_max_lufs\":\(db(value.shortTermMaxLUFS))"
-  }
-
-  static func time(_ seconds: Double) -> String { DecimalFormatting.fixed(seconds, places: 3) }
-  static func db(_ value: Double?) -> String { DecimalFormatting.json(value, places: 2) }
 }

@@ -10,49 +10,44 @@ public enum ToneEventFormat {
     case .tone(let tone): return json(tone, event: "tone")
     case .toneStart(let tone): return json(tone, event: "tone_start")
     case .sequence(let sequence):
-      return
-        "{\"event\":\"sequence\",\"time\":\(JSONLines.time(sequence.time)),\"duration\":\(JSONLines.time(sequence.duration)),\"plan\":\(JSONText.quoted(sequence.plan)),\"text\":\(JSONText.quoted(sequence.text)),\"symbols\":\(JSONText.quoted(sequence.symbols))"
-        + (sequence.call.map { ",\"call\":\(JSONText.quoted($0))" } ?? "") + "}"
+      var object = JSONObject(event: "sequence", capacity: 160)
+      object.add("time", seconds: sequence.time)
+      object.add("duration", seconds: sequence.duration)
+      object.add("plan", sequence.plan)
+      object.add("text", sequence.text)
+      object.add("symbols", sequence.symbols)
+      if let call = sequence.call { object.add("call", call) }
+      return object.finished
     case .page(let page):
-      let frequencies = page.frequencies.map { DecimalFormatting.fixed($0, places: 1) }
-      return
-        "{\"event\":\"page\",\"time\":\(JSONLines.time(page.time)),\"duration\":\(JSONLines.time(page.duration)),\"plan\":\(JSONText.quoted(page.plan)),\"frequencies\":[\(frequencies.joined(separator: ","))],\"group\":\(page.isGroupCall)}"
+      var object = JSONObject(event: "page", capacity: 160)
+      object.add("time", seconds: page.time)
+      object.add("duration", seconds: page.duration)
+      object.add("plan", page.plan)
+      object.add("frequencies", numbers: page.frequencies, places: 1)
+      object.add("group", page.isGroupCall)
+      return object.finished
     }
   }
 
-  /// A `tone` or `tone_start` object, built piece by piece into one buffer
-  /// (a long decode prints thousands).
   private static func json(_ tone: DecodedTone, event: String) -> String {
-    var line = "{\"event\":\""
-    line.reserveCapacity(192)
-    line += event
-    line += "\",\"time\":"
-    line += JSONLines.time(tone.time)
-    line += ",\"duration\":"
-    line += JSONLines.time(tone.duration)
-    line += ",\"plan\":"
-    line += JSONText.quoted(tone.plan)
-    line += ",\"symbol\":"
-    line += JSONText.quoted(String(tone.symbol))
-    line += ",\"frequencies\":["
-    for (index, frequency) in tone.frequencies.enumerated() {
-      if index > 0 { line += "," }
-      line += DecimalFormatting.fixed(frequency, places: 1)
-    }
-    line += "],\"level_dbfs\":"
-    line += DecimalFormatting.json(tone.levels.max(), places: 1)
-    line += ",\"levels_dbfs\":["
-    for (index, level) in tone.levels.enumerated() {
-      if index > 0 { line += "," }
-      line += DecimalFormatting.json(level, places: 1)
-    }
-    line += "]}"
-    return line
+    var object = JSONObject(event: event, capacity: 192)
+    object.add("time", seconds: tone.time)
+    object.add("duration", seconds: tone.duration)
+    object.add("plan", tone.plan)
+    object.add("symbol", String(tone.symbol))
+    object.add("frequencies", numbers: tone.frequencies, places: 1)
+    object.add("level_dbfs", tone.levels.max(), places: 1)
+    object.add("levels_dbfs", numbers: tone.levels, places: 1)
+    return object.finished
   }
 
   /// The closing `summary` object.
   public static func jsonSummary(duration: Double, tones: Int, sequences: Int) -> String {
-    "{\"event\":\"summary\",\"duration\":\(JSONLines.time(duration)),\"tones\":\(tones),\"sequences\":\(sequences)}"
+    var object = JSONObject(event: "summary", capacity: 80)
+    object.add("duration", seconds: duration)
+    object.add("tones", tones)
+    object.add("sequences", sequences)
+    return object.finished
   }
 
   /// One line of text, such as

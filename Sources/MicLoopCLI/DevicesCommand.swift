@@ -18,9 +18,12 @@ struct Devices: ParsableCommand {
     let devices = DeviceCatalog.allDevices()
     if json {
       for device in devices {
-        StandardOutput.write(
-          "{\"event\":\"device\",\"name\":\(JSONText.quoted(device.name)),\"description\":\(JSONText.quoted(device.description)),\"capture\":\(device.canCapture),\"playback\":\(device.canPlay)}"
-        )
+        var object = JSONObject(event: "device", capacity: 128)
+        object.add("name", device.name)
+        object.add("description", device.description)
+        object.add("capture", device.canCapture)
+        object.add("playback", device.canPlay)
+        StandardOutput.write(object.finished)
       }
       return
     }

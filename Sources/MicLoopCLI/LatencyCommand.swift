@@ -73,13 +73,23 @@ struct Latency: ParsableCommand {
     }
     let stability = measurement.stability
     if json {
-      let server =
-        serverLatency.map {
-          ",\"server_capture_frames\":\($0.capture.upperBound),\"server_playback_frames\":\($0.playback.upperBound),\"server_round_trip_frames\":\($0.roundTrip)"
-        } ?? ""
-      StandardOutput.write(
-        "{\"event\":\"latency\",\"round_trip_frames\":\(measurement.roundTripFrames),\"round_trip_ms\":\(ms(measurement.roundTripFrames)),\"unit_buffer_frames\":\(buffering),\"unit_buffer_ms\":\(ms(buffering)),\"period_frames\":\(granted.periodFrames),\"periods\":\(granted.outputPeriodCount)\(server),\"confidence\":\(DecimalFormatting.fixed(measurement.confidence, places: 3)),\"bursts\":[\(measurement.burstFrames.map(String.init).joined(separator: ","))],\"max_stable_gain_db\":\(DecimalFormatting.json(stability?.maximumStableGain, places: 2)),\"howl_frequency\":\(DecimalFormatting.json(stability?.frequency, places: 1))}"
-      )
+      var object = JSONObject(event: "latency", capacity: 512)
+      object.add("round_trip_frames", measurement.roundTripFrames)
+      object.add("round_trip_ms", Double(measurement.roundTripFrames) / rate * 1000, places: 2)
+      object.add("unit_buffer_frames", buffering)
+      object.add("unit_buffer_ms", Double(buffering) / rate * 1000, places: 2)
+      object.add("period_frames", granted.periodFrames)
+      object.add("periods", granted.outputPeriodCount)
+      if let serverLatency {
+        object.add("server_capture_frames", serverLatency.capture.upperBound)
+        object.add("server_playback_frames", serverLatency.playback.upperBound)
+        object.add("server_round_trip_frames", serverLatency.roundTrip)
+      }
+      object.add("confidence", measurement.confidence, places: 3)
+      object.add("bursts", json: JSONText.array(measurement.burstFrames.map(String.init)))
+      object.add("max_stable_gain_db", stability?.maximumStableGain, places: 2)
+      object.add("howl_frequency", stability?.frequency, places: 1)
+      StandardOutput.write(object.finished)
     } else {
       StandardOutput.write(
         "Round trip: \(measurement.roundTripFrames) frames = \(ms(measurement.roundTripFrames)) ms at \(granted.sampleRate) Hz (confidence \(DecimalFormatting.fixed(measurement.confidence, places: 2)))"

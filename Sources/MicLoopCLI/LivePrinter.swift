@@ -64,14 +64,13 @@ final class LivePrinter {
     let captureFrames = capture == nil ? 0 : granted.periodFrames * granted.inputPeriodCount
     let playbackFrames = playback == nil ? 0 : granted.periodFrames * granted.outputPeriodCount
     if mode == .json {
-      var fields = [
-        "\"event\":\"start\"", "\"rate\":\(granted.sampleRate)",
-        "\"period_frames\":\(granted.periodFrames)",
-      ]
-      if capture != nil { fields.append("\"capture_buffer_frames\":\(captureFrames)") }
-      if playback != nil { fields.append("\"playback_buffer_frames\":\(playbackFrames)") }
-      fields.append("\"buffering_ms\":\(milliseconds(captureFrames + playbackFrames))")
-      StandardOutput.write("{" + fields.joined(separator: ",") + "}", flush: true)
+      var object = JSONObject(event: "start", capacity: 160)
+      object.add("rate", granted.sampleRate)
+      object.add("period_frames", granted.periodFrames)
+      if capture != nil { object.add("capture_buffer_frames", captureFrames) }
+      if playback != nil { object.add("playback_buffer_frames", playbackFrames) }
+      object.add("buffering_ms", Double(captureFrames + playbackFrames) / rate * 1000, places: 1)
+      StandardOutput.write(object.finished, flush: true)
     } else {
       var parts = [String]()
       if let capture {

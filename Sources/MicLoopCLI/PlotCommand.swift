@@ -120,15 +120,43 @@ struct Plot: ParsableCommand {
   /// The plot's geometry, so a script can find a time or a frequency on it.
   static func json(_ data: PlotData, layout: PlotLayout, output: String) -> String {
     func rect(_ r: PixelRect) -> String {
-      "{\"x\":\(r.x),\"y\":\(r.y),\"width\":\(r.width),\"height\":\(r.height)}"
+      var object = JSONObject(capacity: 64)
+      object.add("x", r.x)
+      object.add("y", r.y)
+      object.add("width", r.width)
+      object.add("height", r.height)
+      return object.finished
     }
-    let tones = data.tones.map {
-      "{\"time\":\(DecimalFormatting.fixed($0.time, places: 3)),\"label\":\(JSONText.quoted($0.label))}"
-    }.joined(separator: ",")
-    let talk = data.talkSegments.map {
-      "[\(DecimalFormatting.fixed($0.start, places: 3)),\(DecimalFormatting.fixed($0.end, places: 3))]"
-    }.joined(separator: ",")
-    return
-      "{\"event\":\"plot\",\"output\":\(JSONText.quoted(output)),\"width\":\(layout.width),\"height\":\(layout.height),\"duration\":\(DecimalFormatting.fixed(data.duration, places: 3)),\"levels\":\(rect(layout.levels)),\"level_range_dbfs\":[\(Int(PlotLayout.levelRange.low)),\(Int(PlotLayout.levelRange.high))],\"spectrogram\":\(rect(layout.spectrogram)),\"max_frequency\":\(DecimalFormatting.fixed(data.maximumFrequency, places: 1)),\"talk\":[\(talk)],\"tones\":[\(tones)]}"
+    var object = JSONObject(event: "plot", capacity: 512)
+    object.add("output", output)
+    object.add("width", layout.width)
+    object.add("height", layout.height)
+    object.add("duration", seconds: data.duration)
+    object.add("levels", json: rect(layout.levels))
+    object.add(
+      "level_range_dbfs",
+      json: JSONText.array(
+        [PlotLayout.levelRange.low, PlotLayout.levelRange.high].map { String(Int($0)) }))
+    object.add("spectrogram", json: rect(layout.spectrogram))
+    object.add("max_frequency", data.maximumFrequency, places: 1)
+    object.add(
+      "talk",
+      json: JSONText.array(
+        data.talkSegments.map {
+          JSONText.array([
+            DecimalFormatting.json($0.start, places: 3), DecimalFormatting.json($0.end, places: 3),
+          ])
+        }))
+    object.add(
+      "tones",
+      json: JSONText.array(
+        data.tones.map {
+          var tone = JSONObject(capacity: 64)
+          tone.add("time", seconds: $0.time)
+          tone.add("label", $0.label)
+          return tone.finished
+        }))
+    return object.finished
   }
+
 }

@@ -65,9 +65,12 @@ enum RoomRunner {
     printer.endLine()
     let peak = Decibels.fromAmplitude(Double(room.speakerPeak))
     if json {
-      StandardOutput.write(
-        "{\"event\":\"room\",\"duration\":\(DecimalFormatting.fixed(outcome.duration, places: 3)),\"speaker_peak_dbfs\":\(DecimalFormatting.json(peak, places: 2)),\"notches\":\(notches),\"ducks\":\(ducks)}",
-        flush: true)
+      var object = JSONObject(event: "room", capacity: 128)
+      object.add("duration", seconds: outcome.duration)
+      object.add("speaker_peak_dbfs", peak, places: 2)
+      object.add("notches", notches)
+      object.add("ducks", ducks)
+      StandardOutput.write(object.finished, flush: true)
     } else {
       let guardText =
         settings.feedbackGuard == nil ? "feedback guard off" : "\(notches) notches, \(ducks) ducks"

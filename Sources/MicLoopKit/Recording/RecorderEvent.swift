@@ -11,15 +11,19 @@ public struct RecordingTag: Sendable, Equatable {
 
   /// The tag as JSON, with its start in seconds from `fileStart` when given.
   func json(sampleRate: Double, fileStart: Int64?) -> String {
-    var object = JSONObjectText()
+    var object = JSONObject()
+    write(into: &object, sampleRate: sampleRate, fileStart: fileStart)
+    return object.finished
+  }
+
+  /// Adds the tag's members to `object`.
+  func write(into object: inout JSONObject, sampleRate: Double, fileStart: Int64?) {
     switch event {
     case .tone(let tone), .toneStart(let tone):
       object.add("kind", "tone")
       object.add("plan", tone.plan)
       object.add("symbol", String(tone.symbol))
-      object.add(
-        "frequencies",
-        json: JSONText.array(tone.frequencies.map { DecimalFormatting.json($0, places: 1) }))
+      object.add("frequencies", numbers: tone.frequencies, places: 1)
     case .sequence(let sequence):
       object.add("kind", sequence.plan == TonePlan.siren.name ? "signal" : "call")
       object.add("plan", sequence.plan)
@@ -28,16 +32,13 @@ public struct RecordingTag: Sendable, Equatable {
     case .page(let page):
       object.add("kind", page.isGroupCall ? "group_page" : "page")
       object.add("plan", page.plan)
-      object.add(
-        "frequencies",
-        json: JSONText.array(page.frequencies.map { DecimalFormatting.json($0, places: 1) }))
+      object.add("frequencies", numbers: page.frequencies, places: 1)
     }
     object.add("time", Double(startFrame) / sampleRate, places: 3)
     object.add("duration", Double(endFrame - startFrame) / sampleRate, places: 3)
     if let fileStart {
       object.add("offset", Double(startFrame - fileStart) / sampleRate, places: 3)
     }
-    return object.finished
   }
 
   /// A few words for a person: "zvei1 12345", "dtmf 5", "ctcss 88.5 Hz".
@@ -159,7 +160,7 @@ extension RecorderEvent {
   /// The event's JSON line (without newline); times in seconds of the
   /// timeline (`time`), wall-clock times in UTC (`start`).
   public func json(sampleRate: Double, clock: StreamClock) -> String {
-    var object = JSONObjectText()
+    var object = JSONObject()
     func span(_ name: String, _ startFrame: Int64, _ frames: Int64) {
       object.add("event", name)
       object.add("time", Double(startFrame) / sampleRate, places: 3)
@@ -178,7 +179,7 @@ extension RecorderEvent {
       object.add("source", session.source)
       object.add("index", session.indexName)
       object.add("trigger", session.trigger)
-      object.add("start_on", json: JSONText.array(session.startOn.map(JSONText.quoted)))
+      object.add("start_on", strings: session.startOn)
       object.add("ctcss", session.subTone, places: 1)
       object.add("pre_roll", session.preRoll, places: 3)
       object.add("hang", session.hang, places: 3)
@@ -214,9 +215,8 @@ extension RecorderEvent {
         object.add("lost_frames", json: "null")
       }
     case .tone(let tag):
-      var line = tag.json(sampleRate: sampleRate, fileStart: nil)
-      line.removeFirst()
-      return "{\"event\":\"tone\"," + line
+      object.add("event", "tone")
+      tag.write(into: &object, sampleRate: sampleRate, fileStart: nil)
     case .deleted(let name, let bytes, let reason):
       object.add("event", "deleted")
       object.add("file", name)
@@ -247,7 +247,7 @@ extension RecordedFile {
     sampleRate: Double, event: Bool, channelCount: Int = 0, encoding: String = "",
     session: String = ""
   ) -> String {
-    var object = JSONObjectText()
+    var object = JSONObject()
     if event {
       object.add("event", "recording")
     } else {
@@ -270,9 +270,7 @@ extension RecordedFile {
     object.add("continues", optional: continues)
     object.add("ending", ending)
     object.add(
-      "xruns",
-      json: JSONText.array(
-        xrunFrames.map { DecimalFormatting.json(Double($0 - startFrame) / sampleRate, places: 3) }))
+      "xruns", numbers: xrunFrames.lazy.map { Double($0 - startFrame) / sampleRate }, places: 3)
     if event {
       object.add("sidecar", sidecarName)
     } else {
