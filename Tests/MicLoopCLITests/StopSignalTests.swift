@@ -92,7 +92,8 @@ import Testing
       """
       $M loopback -D null --duration 11 --json > "$DIR/events.jsonl" &
       pid=$!
-      sleep 1
+      # Stopped once it runs: a stop before its first cycle is no pause.
+      for _ in $(seq 300); do grep -q '"level"' "$DIR/events.jsonl" && break; sleep 0.1; done
       kill -STOP $pid
       sleep 9
       kill -CONT $pid
