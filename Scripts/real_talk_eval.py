@@ -55,13 +55,27 @@ ever chosen on: they show how micloop does on voices it has never met.
 A named case reproduces a known failure: `demo-congrats` (a 30 s reading,
 no noise) decoded straight to 48 kHz by ffmpeg.
 
-By default two cases per condition and group (72 files, 75 minutes);
-`--full` builds six (216 files). Case files and the peers'
-results are cached under .build/real-corpus/talk-*; micloop always runs
-afresh. `--check` fails
-(exit 1) below the targets named at the top of this file (in every
-group); `--guard` only on a regression in the two halves;
-`--report-only` prints the verdict without failing.
+Every speaker above is a woman. The same conditions are built again with
+men's and women's voices reading (`real_corpus.VOICES`, each wholly in
+one group): in the tune group the Russian man, in the check group the
+Czech man and the Czech woman, among the independent ones codec2's men
+and women (clips of several speakers, so a reading there passes from one
+to the next; the two women's clips, 7.6 s in all, make every reading of
+theirs the same two clips, about 8 s). Around a voice the babble and TV
+talkers are every other speaker of its group (the group's prompt speakers
+and its other voices), with the group's music. These cases are reported
+per group and sex beside the prompt speakers' (whose cases and seeds
+they leave as they were).
+
+By default two cases per condition and group (72 files, 75 minutes), and
+two per condition for each group's men and women (120 files, 110
+minutes); `--full` builds six of each (576 files). Case files and the
+peers' results are cached under .build/real-corpus/talk-*; micloop always
+runs afresh. `--check` fails (exit 1) below the targets named at the top
+of this file (in every group, and for every group's men and women);
+`--guard` only on a regression in the two halves (the prompt speakers',
+the Russian man's and the Czech voices', each against floors of its
+own); `--report-only` prints the verdict without failing.
 """
 
 import argparse
@@ -90,6 +104,19 @@ GUARD_QUIET_F1 = TARGET_QUIET_F1  # clean and quiet rooms, and demo-congrats
 GUARD_SEGMENTS = TARGET_SEGMENTS
 GUARD_OVERALL_F1 = 0.91  # overall F1 (0.92-0.93 measured)
 GUARD_FALSE_TALK = 0.25  # overall false talk (19-22 % measured)
+# The same for each group's men and women (tune and check; the independent voices are reported, not
+# guarded): overall F1, F1 in the clean and quiet rooms, false talk, segments per utterance, and
+# whether overall F1 stays above WebRTC VAD's.
+GUARD_VOICES = {
+    # measured: F1 0.921, clean 0.968, quiet 0.977, false talk 20.2 %, 0.97 segments, WebRTC VAD 0.885
+    "tune men": dict(f1=0.91, quiet_f1=0.96, false_talk=0.23, segments=GUARD_SEGMENTS, above_webrtc=True),
+    # measured: F1 0.875, clean 0.994, quiet 0.980, false talk 15.7 %, 1.15 segments, WebRTC VAD 0.869
+    "check men": dict(f1=0.865, quiet_f1=0.97, false_talk=0.19, segments=GUARD_SEGMENTS, above_webrtc=True),
+    # measured: F1 0.884, clean 0.992, quiet 0.993, false talk 16.8 %, 1.13 segments, WebRTC VAD 0.858
+    "check women": dict(f1=0.87, quiet_f1=0.97, false_talk=0.20, segments=GUARD_SEGMENTS, above_webrtc=True),
+}
+
+PLURAL = {"man": "men", "woman": "women"}
 
 RATE = real_corpus.RATE
 FRAME = 0.010
@@ -111,6 +138,8 @@ DROPOUT_SPEECH = 2.0  # seconds of speech inside a stretch without talk that mak
 DROPOUTS_LISTED = 15
 CHECK_CASES = 2
 FULL_CASES = 6
+VOICE_CASES = 2  # cases per condition for each group's men and each group's women (real_corpus.VOICES)
+FULL_VOICE_CASES = 6
 CORPUS_VERSION = 1  # bump when the case construction changes
 
 MICLOOP = "micloop"
@@ -202,6 +231,34 @@ class Corpus:
                         for language, pool in self.phrases.items()}
         half = which if which in real_corpus.HALVES else "check"
         self.music = [real_corpus.music(track, half) for track in real_corpus.MUSIC]
+        self.seed_tag = []
+
+    def others(self, language):
+        """The phrases of every other speaker: the talkers of babble and TV."""
+        return [p for other, pool in self.phrases.items() if other != language for p in pool]
+
+
+class VoiceCorpus:
+    """The men's or the women's voices of a group (`real_corpus.VOICES`) as reading speakers.
+    The talkers around them are every other speaker of the group: its prompt speakers (women)
+    and its other voices; the music is the group's."""
+
+    def __init__(self, which, sex):
+        self.which, self.sex = which, sex
+        prompts = corpus(which)
+        self.music = prompts.music
+        self.phrases = {voice: [trim(x) for _, x in real_corpus.voice_phrases(voice) if len(x) >= FRAME_SAMPLES]
+                        for voice in real_corpus.voices(group=which, sex=sex)}
+        self.reading = {voice: [p for p in pool if len(p) <= LONGEST_PHRASE * RATE]
+                        for voice, pool in self.phrases.items()}
+        self.talkers = [p for pool in prompts.phrases.values() for p in pool]
+        for voice in real_corpus.voices(group=which):
+            if voice not in self.phrases:
+                self.talkers += [trim(x) for _, x in real_corpus.voice_phrases(voice) if len(x) >= FRAME_SAMPLES]
+        self.seed_tag = [1 + real_corpus.SEXES.index(sex)]
+
+    def others(self, voice):
+        return self.talkers + [p for other, pool in self.phrases.items() if other != voice for p in pool]
 
 
 def reading(rng, pool, level_steady, moving):
@@ -250,12 +307,8 @@ def stream(rng, pool, length, gaps):
     return np.concatenate(pieces)[:length]
 
 
-def others(corpus, language):
-    return [p for other, pool in corpus.phrases.items() if other != language for p in pool]
-
-
 def babble(rng, corpus, language, length, talkers):
-    pool = others(corpus, language)
+    pool = corpus.others(language)
     return sum(stream(rng, pool, length, (0.1, 0.4)) for _ in range(talkers))
 
 
@@ -288,7 +341,7 @@ def background(kind, rng, corpus, language, length):
     if kind == "music":
         return music(rng, corpus, length), "music"
     if kind == "tv":
-        pool = others(corpus, language)
+        pool = corpus.others(language)
         voice = stream(rng, pool, length, (0.3, 1.5))
         if rng.random() < 0.5:
             tune = music(rng, corpus, length)
@@ -303,7 +356,8 @@ def background(kind, rng, corpus, language, length):
 
 def build_case(corpus, kind, snr, index, seed, condition_index):
     """(mix at 16 kHz, truth mask, reading spans, description)."""
-    rng = np.random.default_rng([seed, CORPUS_VERSION, condition_index, index, real_corpus.GROUPS.index(corpus.which)])
+    rng = np.random.default_rng([seed, CORPUS_VERSION, condition_index, index, real_corpus.GROUPS.index(corpus.which),
+                                 *corpus.seed_tag])
     language = list(corpus.phrases)[(condition_index + index) % len(corpus.phrases)]
     reverberant = (condition_index + index) % 2 == 1
     moving = (condition_index // 2 + index) % 2 == 1
@@ -492,11 +546,20 @@ def case_directory(seed):
     return os.path.join(real_corpus.CACHE, f"talk-v{CORPUS_VERSION}-seed{seed}")
 
 
+def voice_corpus(which, sex):
+    if (which, sex) not in _corpora:
+        _corpora[which, sex] = VoiceCorpus(which, sex)
+    return _corpora[which, sex]
+
+
 def run_case(job):
-    """Builds (or reuses) one case file and scores every detector on it."""
-    which, condition_index, index, seed, micloop, meter_args = job
+    """Builds (or reuses) one case file and scores every detector on it. `sex` is None for the
+    prompt speakers, or the sex of the group's voices that read."""
+    which, sex, condition_index, index, seed, micloop, meter_args = job
     kind, snr = CONDITIONS[condition_index]
     name = f"{which}-{kind}-{'none' if snr is None else snr}-{index}"
+    if sex is not None:
+        name = f"{which}-{PLURAL[sex]}-{kind}-{'none' if snr is None else snr}-{index}"
     base = os.path.join(case_directory(seed), name)
     meta_path = base + ".json"
     meta = None
@@ -505,7 +568,8 @@ def run_case(job):
             meta = json.load(f)
         truth = np.array(meta["truth"], bool)
     if meta is None:
-        mix, truth, spans, described = build_case(corpus(which), kind, snr, index, seed, condition_index)
+        source = corpus(which) if sex is None else voice_corpus(which, sex)
+        mix, truth, spans, described = build_case(source, kind, snr, index, seed, condition_index)
         real_corpus.write_wav(base + "-16k.wav", mix, RATE, bits=24)
         real_corpus.write_wav(base + "-48k.wav", real_corpus.resample(mix, RATE, 48000), 48000, bits=24)
         meta = dict(described, spans=spans, truth=truth.astype(int).tolist(), duration=len(mix) / RATE, peers={})
@@ -524,6 +588,7 @@ def run_case(job):
         row = score(truth, spans, [tuple(s) for s in segments])
         row.update(detector=detector, half=which, kind=kind, snr=snr, case=name, reverberant=meta["reverberant"],
                    moving=meta["moving"], language=meta["language"], background=meta["background"],
+                   sex=sex or real_corpus.SPEAKER_SEX[meta["language"]], voices=sex is not None,
                    dropouts=dropouts(truth, segments))
         rows.append(row)
     return rows
@@ -558,21 +623,53 @@ def congrats_case(micloop, meter_args):
                 speech_seconds=float(np.sum(truth) * FRAME), detectors=rows, levels_around_dropout=around)
 
 
+def entry_of(chosen):
+    entry = {kind: pooled([r for r in chosen if r["kind"] == kind]) for kind in KINDS}
+    entry["overall"] = pooled(chosen)
+    entry["overall"].update(dropouts=sum(len(r["dropouts"]) for r in chosen),
+                            minutes=sum(r["frames"] for r in chosen) * FRAME / 60)
+    entry["reverberant"] = pooled([r for r in chosen if r["reverberant"]])
+    entry["dry"] = pooled([r for r in chosen if not r["reverberant"]])
+    entry["level changing"] = pooled([r for r in chosen if r["moving"]])
+    entry["level steady"] = pooled([r for r in chosen if not r["moving"]])
+    return entry
+
+
 def summarize(rows):
+    """The prompt speakers' cases per group."""
     table = {}
     for which in real_corpus.GROUPS:
         for detector in DETECTORS:
-            chosen = [r for r in rows if r["half"] == which and r["detector"] == detector]
+            chosen = [r for r in rows if r["half"] == which and r["detector"] == detector and not r["voices"]]
             if not chosen:
                 continue
-            entry = {kind: pooled([r for r in chosen if r["kind"] == kind]) for kind in KINDS}
-            entry["overall"] = pooled(chosen)
-            entry["reverberant"] = pooled([r for r in chosen if r["reverberant"]])
-            entry["dry"] = pooled([r for r in chosen if not r["reverberant"]])
-            entry["level changing"] = pooled([r for r in chosen if r["moving"]])
-            entry["level steady"] = pooled([r for r in chosen if not r["moving"]])
-            table.setdefault(which, {})[detector] = entry
+            table.setdefault(which, {})[detector] = entry_of(chosen)
     return table
+
+
+def voice_set(which, sex):
+    """How the cases of a group's men's or women's voices are named: "check men"."""
+    return f"{which} {PLURAL[sex]}"
+
+
+def summarize_voices(rows):
+    """The voices' cases per group and sex, keyed by voice_set()."""
+    table = {}
+    for which in real_corpus.GROUPS:
+        for sex in real_corpus.SEXES:
+            for detector in DETECTORS:
+                chosen = [r for r in rows if r["half"] == which and r["detector"] == detector and r["voices"]
+                          and r["sex"] == sex]
+                if chosen:
+                    table.setdefault(voice_set(which, sex), {})[detector] = entry_of(chosen)
+    return table
+
+
+def voice_label(name):
+    """A voice set's name in a line: "check half, men (cs-man)"."""
+    which, plural = name.split()
+    sex = next(s for s, p in PLURAL.items() if p == plural)
+    return f"{real_corpus.group_name(which)}, {plural} ({', '.join(real_corpus.voices(group=which, sex=sex))})"
 
 
 def shortfalls(table, congrats, above, groups, quiet_f1, false_talk, segments, overall_f1=0.0):
@@ -582,7 +679,7 @@ def shortfalls(table, congrats, above, groups, quiet_f1, false_talk, segments, o
     problems = []
     for which, detectors in table.items():
         ours = detectors[MICLOOP]
-        which = real_corpus.group_name(which)
+        which = voice_label(which) if " " in which else real_corpus.group_name(which)
         for group in groups:
             for peer in above:
                 if ours[group]["f1"] <= detectors[peer][group]["f1"]:
@@ -600,28 +697,37 @@ def shortfalls(table, congrats, above, groups, quiet_f1, false_talk, segments, o
         if not segments[0] <= overall["segments"] <= segments[1]:
             problems.append(f"{which}: {overall['segments']:.2f} segments per utterance outside "
                             f"{segments[0]}-{segments[1]}")
-    f1 = congrats["detectors"][MICLOOP]["f1"]
-    if f1 < quiet_f1:
-        problems.append(f"demo-congrats: F1 {f1:.3f} < {quiet_f1}")
+    if congrats is not None:
+        f1 = congrats["detectors"][MICLOOP]["f1"]
+        if f1 < quiet_f1:
+            problems.append(f"demo-congrats: F1 {f1:.3f} < {quiet_f1}")
     return problems
 
 
-def failures(table, congrats):
-    """What --check fails on: the targets."""
-    return shortfalls(table, congrats, PEERS if TARGET_BEAT_PEERS else [], KINDS + ["overall"],
+def failures(table, congrats, voices):
+    """What --check fails on: the targets, for the prompt speakers and for every group's men and women."""
+    return shortfalls({**table, **voices}, congrats, PEERS if TARGET_BEAT_PEERS else [], KINDS + ["overall"],
                       TARGET_QUIET_F1, TARGET_FALSE_TALK, TARGET_SEGMENTS)
 
 
-def regressions(table, congrats):
-    """What --guard fails on: micloop below the floors it already clears (in the two halves; the
-    independent speakers are reported, not guarded)."""
+def regressions(table, congrats, voices):
+    """What --guard fails on: micloop below the floors it already clears (in the two halves, the
+    prompt speakers' and each sex's; the independent speakers are reported, not guarded)."""
     halves = {which: detectors for which, detectors in table.items() if which in real_corpus.HALVES}
-    return shortfalls(halves, congrats, [GUARD_ABOVE], ["overall"], GUARD_QUIET_F1, GUARD_FALSE_TALK,
-                      GUARD_SEGMENTS, GUARD_OVERALL_F1)
+    problems = shortfalls(halves, congrats, [GUARD_ABOVE], ["overall"], GUARD_QUIET_F1, GUARD_FALSE_TALK,
+                          GUARD_SEGMENTS, GUARD_OVERALL_F1)
+    for name, floor in GUARD_VOICES.items():
+        if name not in voices:
+            problems.append(f"{name}: no cases")
+            continue
+        problems += shortfalls({name: voices[name]}, None, [GUARD_ABOVE] if floor["above_webrtc"] else [],
+                               ["overall"], floor["quiet_f1"], floor["false_talk"], floor["segments"], floor["f1"])
+    return problems
 
 
-def render(table, congrats, rows, seed):
+def render(table, congrats, rows, seed, voices):
     lines = []
+    all_rows, rows = rows, [r for r in rows if not r["voices"]]
     for which, detectors in table.items():
         files = [r for r in rows if r["half"] == which and r["detector"] == MICLOOP]
         minutes = sum(r["frames"] for r in files) * FRAME / 60
@@ -649,6 +755,8 @@ def render(table, congrats, rows, seed):
                   "| file | no talk from s | to s | speech in it s |", "|---|---|---|---|"]
         lines += [f"| {case} | {a:.2f} | {b:.2f} | {speech:.1f} |" for case, (a, b, speech) in worst]
         lines.append("")
+    if voices:
+        lines += render_voices(table, voices, [r for r in all_rows if r["voices"]])
     lines += [f"### Named case: {congrats['file']} ({congrats['duration']:.1f} s, "
               f"{congrats['speech_seconds']:.1f} s of speech, no noise; micloop on ffmpeg's 48 kHz decode)", "",
               "| detector | F1 | false talk | segments / utterance | talk segments (s) |", "|---|---|---|---|---|"]
@@ -662,6 +770,47 @@ def render(table, congrats, rows, seed):
         for e in congrats["levels_around_dropout"]:
             lines.append(f"| {e['time']:.1f} | {e['speech_dbfs']:.1f} | {e['open_dbfs']:.1f} | {e['close_dbfs']:.1f} | "
                          f"{e['noise_floor_dbfs']:.1f} | {e['envelope_dbfs']:.1f} | {e['talking']} |")
+    return lines
+
+
+def render_voices(table, voices, rows):
+    """The men's and women's voices: per group and sex beside the prompt speakers, then per noise."""
+    files = [r for r in rows if r["detector"] == MICLOOP]
+    minutes = sum(r["frames"] for r in files) * FRAME / 60
+    lines = [f"### Men's and women's voices ({len(files)} files, {minutes:.1f} minutes)", "",
+             "Each group's voices read (`real_corpus.VOICES`) in the same conditions; the prompt speakers "
+             "(women) of the tables above beside them.", "",
+             "| group | sex | speakers | files | minutes | detector | F1 | false talk | segments / utterance | "
+             "dropouts |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for which in real_corpus.GROUPS:
+        sets = [(f"{which} (prompts)", "women", "prompts", table.get(which))]
+        sets += [(voice_set(which, sex), PLURAL[sex], ", ".join(real_corpus.voices(group=which, sex=sex)),
+                  voices.get(voice_set(which, sex))) for sex in real_corpus.SEXES]
+        for name, sex, speakers, detectors in sets:
+            if not detectors:
+                continue
+            for detector, entry in detectors.items():
+                e = entry["overall"]
+                lines.append(f"| {which} | {sex} | {speakers} | {e['files']} | {e['minutes']:.1f} | {detector} | "
+                             f"{e['f1']:.3f} | {e['false_talk'] * 100:.1f} % | {e['segments']:.2f} | "
+                             f"{e['dropouts']} |")
+    lines += ["", "F1 of the voices per noise:", "",
+              "| group | sex | detector | " + " | ".join(KINDS + ["reverberant", "dry"]) + " |",
+              "|---|---|---|" + "---|" * (len(KINDS) + 2)]
+    for name, detectors in voices.items():
+        which, sex = name.split()
+        for detector, entry in detectors.items():
+            lines.append(f"| {which} | {sex} | {detector} | " +
+                         " | ".join(f"{entry[k]['f1']:.3f}" for k in KINDS + ["reverberant", "dry"]) + " |")
+    lost = [(r["case"], d) for r in files for d in r["dropouts"]]
+    lines += ["", f"micloop's dropouts on the voices: {len(lost)} (in {len({c for c, _ in lost})} of {len(files)} "
+              f"files; Silero VAD: {sum(len(r['dropouts']) for r in rows if r['detector'] == SILERO)}, "
+              f"WebRTC VAD: {sum(len(r['dropouts']) for r in rows if r['detector'] == WEBRTC)})", ""]
+    if lost:
+        worst = sorted(lost, key=lambda item: -item[1][2])[:DROPOUTS_LISTED]
+        lines += ["| file | no talk from s | to s | speech in it s |", "|---|---|---|---|"]
+        lines += [f"| {case} | {a:.2f} | {b:.2f} | {speech:.1f} |" for case, (a, b, speech) in worst]
+        lines.append("")
     return lines
 
 
@@ -681,7 +830,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--full", action="store_true", help=f"{FULL_CASES} cases per condition and half "
                         f"instead of {CHECK_CASES}")
-    parser.add_argument("--half", choices=real_corpus.GROUPS, help="only this half (or the independent speakers)")
+    parser.add_argument("--half", choices=real_corpus.GROUPS, help="only this half (or the independent speakers), "
+                        "its prompt speakers and its voices")
     parser.add_argument("--meter-args", default="", help="extra options for micloop meter (for tuning)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
     parser.add_argument("--check", action="store_true", help="fail (exit 1) below the targets")
@@ -696,27 +846,34 @@ def main():
         real_corpus.speech(language)  # decoded here once, before the workers read it
     for speaker in real_corpus.INDEPENDENT_SPEAKERS:
         real_corpus.independent_speech(speaker)
+    for voice in real_corpus.VOICES:
+        real_corpus.voice_speech(voice)
     cases = FULL_CASES if args.full else CHECK_CASES
+    voice_cases = FULL_VOICE_CASES if args.full else VOICE_CASES
     halves = [args.half] if args.half else list(real_corpus.GROUPS)
     both = set(real_corpus.HALVES) <= set(halves)
-    jobs = [(which, c, index, args.seed, args.micloop, args.meter_args.split())
+    jobs = [(which, None, c, index, args.seed, args.micloop, args.meter_args.split())
             for which in halves for c in range(len(CONDITIONS)) for index in range(cases)]
+    jobs += [(which, sex, c, index, args.seed, args.micloop, args.meter_args.split())
+             for which in halves for sex in real_corpus.SEXES if real_corpus.voices(group=which, sex=sex)
+             for c in range(len(CONDITIONS)) for index in range(voice_cases)]
     counter = multiprocessing.Value("i", 0)
     with ProcessPoolExecutor(max_workers=args.jobs, initializer=pin_worker, initargs=(counter,)) as pool:
         rows = [row for result in pool.map(run_case, jobs) for row in result]
     congrats = congrats_case(args.micloop, args.meter_args.split())
     table = summarize(rows)
-    problems = failures(table, congrats) if both else []
+    voices = summarize_voices(rows)
+    problems = failures(table, congrats, voices) if both else []
     elapsed = time.monotonic() - started
     if args.json:
-        print(json.dumps(dict(halves=table, demo_congrats=congrats, cases=rows, failures=problems,
+        print(json.dumps(dict(halves=table, voices=voices, demo_congrats=congrats, cases=rows, failures=problems,
                               case_files=os.path.relpath(case_directory(args.seed)),
                               seconds=round(elapsed, 1)), indent=1))
     else:
-        print("\n".join(render(table, congrats, rows, args.seed)))
+        print("\n".join(render(table, congrats, rows, args.seed, voices)))
         print(f"\n{len(jobs)} files, {elapsed:.0f} s")
     if args.guard:
-        lost = regressions(table, congrats) if both else []
+        lost = regressions(table, congrats, voices) if both else []
         for problem in lost:
             print("real talk evaluation: regression:", problem, file=sys.stderr)
         if lost:
