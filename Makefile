@@ -103,7 +103,7 @@ ctcss-eval: build
 channel-eval: build
 	$(PYTHON) Scripts/channel_eval.py --micloop $(RELEASE_BIN) --check
 
-## real-talk-eval: talk detection on recorded speech (quiet, babble, music, TV, café; reverberant, level changes) beside WebRTC and Silero VAD
+## real-talk-eval: talk detection on recorded speech (quiet, babble, music, TV, café; reverberant, level changes), women's prompts and men's and women's voices per group, beside WebRTC and Silero VAD
 real-talk-eval: build
 	$(PYTHON) Scripts/real_talk_eval.py --micloop $(RELEASE_BIN) $(REAL_TALK_EVAL)
 
