@@ -230,8 +230,8 @@ final class ToneFrameClassifier {
     return measured
   }
 
-  /// `measure(_:holding:)` written straight into `measured` (initialised
-  /// or not: measurements are plain values), without moving a copy of it.
+  /// `measure(_:holding:)` written straight into `measured` (an
+  /// initialised measurement, overwritten), without moving a copy of it.
   func measure(
     _ spectrum: Spectrum, holding: Bool = false,
     into measured: UnsafeMutablePointer<FrameMeasurement>
@@ -253,10 +253,13 @@ final class ToneFrameClassifier {
       strongest = (spectrum.strongestBin(bins.search.0, bins.search.1), 0)
       lobes = spectrum.lobe(around: strongest.0)
     }
-    measured.initialize(
-      to: FrameMeasurement(
-        isQuiet: isQuiet(lobes, of: bandPower, holding: false),
-        isQuietHolding: isQuiet(lobes, of: bandPower, holding: true)))
+    // Field by field: most frames end here, and their tone's room (a few
+    // hundred bytes) need not be written.
+    measured.pointee.isQuiet = isQuiet(lobes, of: bandPower, holding: false)
+    measured.pointee.isQuietHolding = isQuiet(lobes, of: bandPower, holding: true)
+    measured.pointee.tone = nil
+    measured.pointee.rawShare = -1
+    measured.pointee.isComplete = true
     guard !measured.pointee.isQuietHolding else { return }
     guard holding || !measured.pointee.isQuiet else {
       measured.pointee.isComplete = false
@@ -540,8 +543,8 @@ final class ClassifierSet {
 
   var count: Int { classifiers.count }
 
-  /// What `spectrum` holds for each plan, written to `measured[0..<count]`
-  /// (initialised or not: measurements are plain values).
+  /// What `spectrum` holds for each plan, written over the initialised
+  /// measurements `measured[0..<count]`.
   func measure(_ spectrum: Spectrum, into measured: UnsafeMutablePointer<FrameMeasurement>) {
     for index in 0..<classifiers.count {
       classifiers[index].measure(spectrum, into: measured + index)

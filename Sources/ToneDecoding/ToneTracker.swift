@@ -127,7 +127,8 @@ struct ToneTracker {
   /// Takes the next frame's decision; returns the run it ended, if any.
   mutating func add(_ tone: FrameTone?) -> ToneRun? {
     frameIndex += 1
-    guard let tone else {
+    // Read in place: a finding holds a few hundred bytes.
+    guard let symbol = tone?.symbol, let isWeak = tone?.isWeak else {
       // Nothing found, nothing held, nothing rising: nothing to decide.
       if runSymbol == nil && recent == (-1, -1, -1) && weakStreak == 0 {
         framesSinceWeak += 1
@@ -135,17 +136,17 @@ struct ToneTracker {
       }
       return add(symbol: -1, isWeak: false)
     }
-    if tone.isWeak {
+    if isWeak {
       // A weak finding votes for nothing; it may only lengthen a run back.
       let slot = frameIndex & Self.weakMask
-      weak[slot] = tone
+      weak[slot] = tone!
       weakFrame[slot] = frameIndex
     } else if frameIndex & 1 == 0 {
-      latest.0 = tone
+      latest.0 = tone!
     } else {
-      latest.1 = tone
+      latest.1 = tone!
     }
-    return add(symbol: tone.symbol, isWeak: tone.isWeak)
+    return add(symbol: symbol, isWeak: isWeak)
   }
 
   /// `add` for a finding of `symbol` (−1 for none) already kept.
