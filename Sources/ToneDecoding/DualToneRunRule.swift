@@ -166,12 +166,16 @@ enum DualToneRunRule {
     /// band (those clear of the tones at `low` and `high` Hz, with their
     /// halfway points) less the power halfway below them, over the power
     /// of the tones' main lobes.
-    static func excess(in frame: FrameTone, pitch: Double, low: Double, high: Double) -> Double {
-      let width = frame.binWidth
-      let stored = frame.bandPowers.count
+    /// (`frame` is read in place: it holds a few hundred bytes.)
+    static func excess(
+      in frame: UnsafePointer<FrameTone>, pitch: Double, low: Double, high: Double
+    ) -> Double {
+      let width = frame.pointee.binWidth
+      let firstBin = frame.pointee.firstBin
+      let stored = frame.pointee.bandPowers.count
       func power(_ frequency: Double) -> Double? {
-        let bin = Int((frequency / width).rounded()) - frame.firstBin
-        return bin >= 0 && bin < stored ? Double(frame.bandPowers[bin]) : nil
+        let bin = Int((frequency / width).rounded()) - firstBin
+        return bin >= 0 && bin < stored ? Double(frame.pointee.bandPowers[bin]) : nil
       }
       func lobe(_ frequency: Double) -> Double {
         (power(frequency - width) ?? 0) + (power(frequency) ?? 0) + (power(frequency + width) ?? 0)

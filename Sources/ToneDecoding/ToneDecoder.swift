@@ -440,7 +440,7 @@ public final class ToneDecoder {
           let measuredEarlier = analysis.measurements(of: earlier)
           for index in plans.indices {
             track(
-              &plans[index], measuredEarlier[index], analysis,
+              &plans[index], measuredEarlier + index, analysis,
               { analysis.completeMeasurement(ofPlan: index, frame: earlier) }, emit: emit)
           }
         }
@@ -452,7 +452,7 @@ public final class ToneDecoder {
       }
       for index in plans.indices {
         track(
-          &plans[index], measured[index], analysis,
+          &plans[index], measured + index, analysis,
           { analysis.completeMeasurement(ofPlan: index, frame: number) }, emit: emit)
       }
     }
@@ -462,7 +462,8 @@ public final class ToneDecoder {
   /// without a measurement; `complete` measures it further when a tone is
   /// held), then followed through the tracker and the interpreter.
   @inline(__always) private func track(
-    _ plan: inout PlanDecoder, _ measured: FrameMeasurement?, _ analysis: Analysis,
+    _ plan: inout PlanDecoder, _ measured: UnsafePointer<FrameMeasurement>?,
+    _ analysis: Analysis,
     _ complete: () -> FrameMeasurement = { fatalError("no frame to measure") },
     emit: (ToneDecoderEvent) -> Void
   ) {
@@ -472,8 +473,13 @@ public final class ToneDecoder {
       let holding = plan.held.flatMap {
         $0.symbol == plan.lastSymbol || $0.symbol == plan.tracker.openSymbol ? $0 : nil
       }
-      tone = plan.classifier.decide(
-        holding == nil || measured.isComplete ? measured : complete(), holding: holding)
+      // Measurements are read in place (each holds a few hundred bytes).
+      if holding == nil || measured.pointee.isComplete {
+        tone = plan.classifier.decide(measured, holding: holding)
+      } else {
+        var completed = complete()
+        tone = plan.classifier.decide(&completed, holding: holding)
+      }
     }
     plan.lastSymbol = tone?.isWeak == false ? tone?.symbol : nil
     if let tone, tone.share >= settings.minimumShare {

@@ -225,6 +225,17 @@ final class ToneFrameClassifier {
   /// progress needs, or with `holding` as far as one with a tone held
   /// needs (see `FrameMeasurement.isComplete`).
   func measure(_ spectrum: Spectrum, holding: Bool = false) -> FrameMeasurement {
+    var measured = FrameMeasurement(isQuiet: true, isQuietHolding: true)
+    measure(spectrum, holding: holding, into: &measured)
+    return measured
+  }
+
+  /// `measure(_:holding:)` written straight into `measured` (an
+  /// initialised measurement, overwritten), without moving a copy of it.
+  func measure(
+    _ spectrum: Spectrum, holding: Bool = false,
+    into measured: UnsafeMutablePointer<FrameMeasurement>
+  ) {
     let bins = bins(for: spectrum)
     // Most frames hold no tone: rule them out by the lobes' raw share of
     // the band, before any logarithm, refinement or noise estimate.
@@ -242,13 +253,17 @@ final class ToneFrameClassifier {
       strongest = (spectrum.strongestBin(bins.search.0, bins.search.1), 0)
       lobes = spectrum.lobe(around: strongest.0)
     }
-    var measured = FrameMeasurement(
-      isQuiet: isQuiet(lobes, of: bandPower, holding: false),
-      isQuietHolding: isQuiet(lobes, of: bandPower, holding: true))
-    guard !measured.isQuietHolding else { return measured }
-    guard holding || !measured.isQuiet else {
-      measured.isComplete = false
-      return measured
+    // Field by field: most frames end here, and their tone's room (a few
+    // hundred bytes) need not be written.
+    measured.pointee.isQuiet = isQuiet(lobes, of: bandPower, holding: false)
+    measured.pointee.isQuietHolding = isQuiet(lobes, of: bandPower, holding: true)
+    measured.pointee.tone = nil
+    measured.pointee.rawShare = -1
+    measured.pointee.isComplete = true
+    guard !measured.pointee.isQuietHolding else { return }
+    guard holding || !measured.pointee.isQuiet else {
+      measured.pointee.isComplete = false
+      return
     }
     switch layout {
     case .dual:
@@ -257,7 +272,7 @@ final class ToneFrameClassifier {
         let highPeak = spectrum.peak(at: strongest.1),
         let row = nearest(lowPeak.frequency, in: groups.low),
         let column = nearest(highPeak.frequency, in: groups.high)
-      else { return measured }
+      else { return }
       let lowLevel = Decibels.fromAmplitude(lowPeak.amplitude) ?? -.infinity
       let highLevel = Decibels.fromAmplitude(highPeak.amplitude) ?? -.infinity
       // One frame's levels are noisy; the run's median decides the twist.
@@ -267,18 +282,18 @@ final class ToneFrameClassifier {
         twist >= settings.twist.lowerBound - Self.frameTwistSlack.reverse,
         twist <= settings.twist.upperBound + Self.frameTwistSlack.standard,
         symbol >= 0
-      else { return measured }
+      else { return }
       let lobePower = lowPeak.lobePower + highPeak.lobePower
       let least = min(settings.holdingShare, settings.minimumShare)
       let (rawShare, share) = tonalShare(
         lobePower, lobes: 2, of: bandPower, spectrum,
         atLeast: holding ? least : settings.minimumShare)
-      measured.isComplete = share != nil || rawShare < 0.5 * least
+      measured.pointee.isComplete = share != nil || rawShare < 0.5 * least
       let combined =
         (lowPeak.amplitude * lowPeak.amplitude + highPeak.amplitude * highPeak.amplitude)
         .squareRoot()
-      measured.rawShare = rawShare
-      measured.tone = FrameTone(
+      measured.pointee.rawShare = rawShare
+      measured.pointee.tone = FrameTone(
         symbol: symbol, frequencies: (lowPeak.frequency, highPeak.frequency),
         levels: (lowLevel, highLevel), level: Decibels.fromAmplitude(combined) ?? -.infinity,
         share: share ?? 0,
@@ -287,10 +302,10 @@ final class ToneFrameClassifier {
           spectrum.value(atBin: spectrum.bin(of: groups.high[column]))
         ))
       if looksForVoices, share != nil {
-        measured.tone?.keepBand(spectrum, from: bins.band.0, to: bins.band.1)
+        measured.pointee.tone?.keepBand(spectrum, from: bins.band.0, to: bins.band.1)
       }
     case .single:
-      guard let peak = loudEnoughPeak(spectrum, at: strongest.0) else { return measured }
+      guard let peak = loudEnoughPeak(spectrum, at: strongest.0) else { return }
       var best = 0
       for index in 1..<frequencies.count
       where abs(frequencies[index] - peak.frequency) < abs(frequencies[best] - peak.frequency) {
@@ -301,10 +316,10 @@ final class ToneFrameClassifier {
           peak.lobePower, lobes: 1, of: bandPower, spectrum, atLeast: settings.holdingShare
         ).share,
         share >= settings.holdingShare
-      else { return measured }
-      measured.tone = single(best, peak, nominal: frequencies[best], share: share, spectrum)
+      else { return }
+      measured.pointee.tone = single(best, peak, nominal: frequencies[best], share: share, spectrum)
     case .characterCode(let marker, let base, let step):
-      guard let peak = loudEnoughPeak(spectrum, at: strongest.0) else { return measured }
+      guard let peak = loudEnoughPeak(spectrum, at: strongest.0) else { return }
       let code = ((peak.frequency - base) / step).rounded()
       let isMarker = abs(peak.frequency - marker) <= toleranceHz[0]
       guard
@@ -314,13 +329,12 @@ final class ToneFrameClassifier {
         let share = tonalShare(peak.lobePower, lobes: 1, of: bandPower, spectrum, atLeast: 0.6)
           .share,
         share >= settings.minimumShare
-      else { return measured }
-      measured.tone =
+      else { return }
+      measured.pointee.tone =
         isMarker
         ? single(0, peak, nominal: marker, share: share, spectrum)
         : single(Int(code), peak, nominal: base + step * code, share: share, spectrum)
     }
-    return measured
   }
 
   /// The frame's tone for this plan, or `nil` when none qualifies.
@@ -328,23 +342,31 @@ final class ToneFrameClassifier {
   /// `holdingShare` while its level stays within 10 dB of the level given
   /// (a pause between two presses of one key is never bridged). With a tone
   /// held, `measured` must be complete.
-  func decide(_ measured: FrameMeasurement, holding: (symbol: Int, level: Double)?) -> FrameTone? {
-    if measured.isQuiet && (!isLenient(holding: holding != nil) || measured.isQuietHolding) {
+  /// (`measured` is read in place: it holds a few hundred bytes.)
+  func decide(
+    _ measured: UnsafePointer<FrameMeasurement>, holding: (symbol: Int, level: Double)?
+  ) -> FrameTone? {
+    if measured.pointee.isQuiet
+      && (!isLenient(holding: holding != nil) || measured.pointee.isQuietHolding)
+    {
       return nil
     }
-    guard var tone = measured.tone else { return nil }
+    guard let symbol = measured.pointee.tone?.symbol else { return nil }
+    let share = measured.pointee.tone!.share
     let required =
-      isHeld(tone.symbol, level: tone.level, holding)
+      isHeld(symbol, level: measured.pointee.tone!.level, holding)
       ? settings.holdingShare : settings.minimumShare
     switch layout {
     case .dual:
-      guard measured.rawShare >= 0.5 * required, tone.share >= required else { return nil }
+      guard measured.pointee.rawShare >= 0.5 * required, share >= required else { return nil }
+      return measured.pointee.tone
     case .single:
-      tone.isWeak = tone.share < required
+      var tone = measured.pointee.tone
+      tone!.isWeak = share < required
+      return tone
     case .characterCode:
-      break
+      return measured.pointee.tone
     }
-    return tone
   }
 
   /// Whether a frame cannot hold this plan's tones (with no tone in
@@ -521,11 +543,11 @@ final class ClassifierSet {
 
   var count: Int { classifiers.count }
 
-  /// What `spectrum` holds for each plan, written to `measured[0..<count]`
-  /// (initialised or not: measurements are plain values).
+  /// What `spectrum` holds for each plan, written over the initialised
+  /// measurements `measured[0..<count]`.
   func measure(_ spectrum: Spectrum, into measured: UnsafeMutablePointer<FrameMeasurement>) {
     for index in 0..<classifiers.count {
-      (measured + index).initialize(to: classifiers[index].measure(spectrum))
+      classifiers[index].measure(spectrum, into: measured + index)
     }
   }
 

@@ -56,7 +56,11 @@ struct ToneTracker {
   private var frameIndex = -1
   private var runSymbol: Int?
   private var runFirstFrame = 0
-  private var runFrames: [FrameTone?] = []
+  /// The open run's frames' findings (a frame without one holds a
+  /// placeholder, and `false` in `runFound`).
+  private var runFrames: [FrameTone] = []
+  private var runFound: [Bool] = []
+  private let none: FrameTone
   /// The last frames' weak findings (`FrameTone.isWeak`), by frame index
   /// modulo its size (a power of two), and the frame each slot holds.
   private var weak: [FrameTone]
@@ -90,9 +94,11 @@ struct ToneTracker {
     self.firstCentre = firstCentre
     self.bridgedGap = bridgedGap
     let none = FrameTone(symbol: -1, frequencies: (0, 0), levels: (0, 0), level: 0)
+    self.none = none
     latest = (none, none)
     weak = [FrameTone](repeating: none, count: 16)
     runFrames.reserveCapacity(4_096)
+    runFound.reserveCapacity(4_096)
     shares.reserveCapacity(4_096)
     twists.reserveCapacity(4_096)
     excesses.reserveCapacity(DualToneRunRule.HarmonicPair.framesLookedAt)
@@ -121,7 +127,8 @@ struct ToneTracker {
   /// Takes the next frame's decision; returns the run it ended, if any.
   mutating func add(_ tone: FrameTone?) -> ToneRun? {
     frameIndex += 1
-    guard let tone else {
+    // Read in place: a finding holds a few hundred bytes.
+    guard let symbol = tone?.symbol, let isWeak = tone?.isWeak else {
       // Nothing found, nothing held, nothing rising: nothing to decide.
       if runSymbol == nil && recent == (-1, -1, -1) && weakStreak == 0 {
         framesSinceWeak += 1
@@ -129,17 +136,17 @@ struct ToneTracker {
       }
       return add(symbol: -1, isWeak: false)
     }
-    if tone.isWeak {
+    if isWeak {
       // A weak finding votes for nothing; it may only lengthen a run back.
       let slot = frameIndex & Self.weakMask
-      weak[slot] = tone
+      weak[slot] = tone!
       weakFrame[slot] = frameIndex
     } else if frameIndex & 1 == 0 {
-      latest.0 = tone
+      latest.0 = tone!
     } else {
-      latest.1 = tone
+      latest.1 = tone!
     }
-    return add(symbol: tone.symbol, isWeak: tone.isWeak)
+    return add(symbol: symbol, isWeak: isWeak)
   }
 
   /// `add` for a finding of `symbol` (−1 for none) already kept.
@@ -161,15 +168,10 @@ struct ToneTracker {
     let decided =
       recent.1 == recent.0 || recent.1 == recent.2
       ? recent.1 : (recent.0 == recent.2 ? recent.0 : -1)
-    let middle: FrameTone? =
-      recent.1 == decided && decided >= 0 ? (frameIndex & 1 == 0 ? latest.1 : latest.0) : nil
+    // The middle frame's finding, named by its slot in `latest` (not
+    // copied: a finding holds a few hundred bytes).
+    let middle: Int? = recent.1 == decided && decided >= 0 ? (frameIndex - 1) & 1 : nil
     return take(decided >= 0 ? decided : nil, data: middle, at: frameIndex - 1)
-  }
-
-  /// The weak finding of frame `index`, if it had one and is still kept.
-  private func weakFinding(_ index: Int) -> FrameTone? {
-    let slot = index & Self.weakMask
-    return weakFrame[slot] == index ? weak[slot] : nil
   }
 
   /// Ends the open run (end of stream).
@@ -180,12 +182,26 @@ struct ToneTracker {
     return take(nil, data: nil, at: frameIndex)
   }
 
-  private mutating func take(_ symbol: Int?, data: FrameTone?, at index: Int) -> ToneRun? {
+  /// Adds the finding in slot `latest` of `latest` (none when `nil`) to the open run.
+  private mutating func appendToRun(latest slot: Int?) {
+    switch slot {
+    case 0?: runFrames.append(latest.0)
+    case 1?: runFrames.append(latest.1)
+    default: runFrames.append(none)
+    }
+    runFound.append(slot != nil)
+  }
+
+  /// `data`: the slot in `latest` of frame `index`'s finding, if it is the run's.
+  private mutating func take(_ symbol: Int?, data: Int?, at index: Int) -> ToneRun? {
     if let runSymbol {
       if symbol == runSymbol {
-        for _ in 0..<gapFrames { runFrames.append(nil) }
+        for _ in 0..<gapFrames {
+          runFrames.append(none)
+          runFound.append(false)
+        }
         gapFrames = 0
-        runFrames.append(data)
+        appendToRun(latest: data)
         return nil
       }
       if symbol == nil && gapFrames < bridgedGap {
@@ -206,15 +222,21 @@ struct ToneTracker {
       while candidate > lastRunEnd, index - candidate < weak.count,
         first - candidate <= Self.weakGap + 1
       {
-        if let before = weakFinding(candidate) {
-          guard before.symbol == symbol else { break }
+        let slot = candidate & Self.weakMask
+        if weakFrame[slot] == candidate {
+          guard weak[slot].symbol == symbol else { break }
           first = candidate
         }
         candidate -= 1
       }
-      for earlier in first..<index { runFrames.append(weakFinding(earlier)) }
+      for earlier in first..<index {
+        let slot = earlier & Self.weakMask
+        let isKept = weakFrame[slot] == earlier
+        runFrames.append(isKept ? weak[slot] : none)
+        runFound.append(isKept)
+      }
       runFirstFrame = first
-      runFrames.append(data)
+      appendToRun(latest: data)
     }
     return ended
   }
@@ -245,17 +267,40 @@ struct ToneTracker {
       runSymbol = nil
       isOngoingReported = false
       runFrames.removeAll(keepingCapacity: true)
+      runFound.removeAll(keepingCapacity: true)
     }
     return measureRun()
   }
 
   private mutating func measureRun() -> ToneRun? {
+    guard runSymbol != nil else { return nil }
+    // The frames are read in place: each is a few hundred bytes (its band
+    // powers), and a copy per frame and pass cost more than the sums.
+    let (frames, found) = (runFrames, runFound)
+    return frames.withUnsafeBufferPointer { tones in
+      found.withUnsafeBufferPointer { measureRun(RunFrames(tones: tones, found: $0)) }
+    }
+  }
+
+  /// A run's findings in place: frame `index`'s, if it had one.
+  private struct RunFrames {
+    let tones: UnsafeBufferPointer<FrameTone>
+    let found: UnsafeBufferPointer<Bool>
+    var indices: Range<Int> { tones.indices }
+    subscript(index: Int) -> UnsafePointer<FrameTone>? {
+      found[index] ? tones.baseAddress! + index : nil
+    }
+  }
+
+  private mutating func measureRun(_ runFrames: RunFrames) -> ToneRun? {
     guard let symbol = runSymbol else { return nil }
     // The reference is the level three quarters of the frames stay under:
     // the whole tone's level for a clean tone, not a codec's overshoot at
     // its onset (which would make the steady part look like an edge).
     shares.removeAll(keepingCapacity: true)
-    for frame in runFrames { if let frame { shares.append(frame.level) } }
+    for index in runFrames.indices {
+      if let level = runFrames[index]?.pointee.level { shares.append(level) }
+    }
     guard !shares.isEmpty else { return nil }
     shares.sort()
     let reference = shares[min(shares.count - 1, (shares.count * 3) / 4)]
@@ -265,24 +310,28 @@ struct ToneTracker {
     shares.removeAll(keepingCapacity: true)
     twists.removeAll(keepingCapacity: true)
     var count = 0.0
-    for (offset, frame) in runFrames.enumerated() {
-      guard let frame, abs(frame.level - reference) <= 6 else { continue }
+    for offset in runFrames.indices {
+      guard let level = runFrames[offset]?.pointee.level, abs(level - reference) <= 6 else {
+        continue
+      }
       if first < 0 { first = offset }
       last = offset
-      sums.0 += frame.frequencies.0
-      sums.1 += frame.frequencies.1
-      shares.append(frame.share)
-      twists.append(frame.levels.1 - frame.levels.0)
+      sums.0 += runFrames[offset]!.pointee.frequencies.0
+      sums.1 += runFrames[offset]!.pointee.frequencies.1
+      shares.append(runFrames[offset]!.pointee.share)
+      twists.append(runFrames[offset]!.pointee.levels.1 - runFrames[offset]!.pointee.levels.0)
       count += 1
     }
     // Levels from the frames within 3 dB of the reference (whole tone in
     // the window), averaged as power.
     var powers = (0.0, 0.0)
     var loudFrames = 0.0
-    for frame in runFrames {
-      guard let frame, abs(frame.level - reference) <= 3 else { continue }
-      powers.0 += Decibels.amplitude(2 * frame.levels.0)
-      powers.1 += Decibels.amplitude(2 * frame.levels.1)
+    for index in runFrames.indices {
+      guard let level = runFrames[index]?.pointee.level, abs(level - reference) <= 3 else {
+        continue
+      }
+      powers.0 += Decibels.amplitude(2 * runFrames[index]!.pointee.levels.0)
+      powers.1 += Decibels.amplitude(2 * runFrames[index]!.pointee.levels.1)
       loudFrames += 1
     }
     guard first >= 0 else { return nil }
@@ -291,14 +340,16 @@ struct ToneTracker {
     var advance = ((0.0, 0.0), (0.0, 0.0))
     var lengths = (0.0, 0.0)
     for offset in first..<last {
-      guard let this = runFrames[offset], let next = runFrames[offset + 1] else { continue }
+      guard let this = runFrames[offset]?.pointee.phasors,
+        let next = runFrames[offset + 1]?.pointee.phasors
+      else { continue }
       let low = (
-        next.phasors.0.re * this.phasors.0.re + next.phasors.0.im * this.phasors.0.im,
-        next.phasors.0.im * this.phasors.0.re - next.phasors.0.re * this.phasors.0.im
+        next.0.re * this.0.re + next.0.im * this.0.im,
+        next.0.im * this.0.re - next.0.re * this.0.im
       )
       let high = (
-        next.phasors.1.re * this.phasors.1.re + next.phasors.1.im * this.phasors.1.im,
-        next.phasors.1.im * this.phasors.1.re - next.phasors.1.re * this.phasors.1.im
+        next.1.re * this.1.re + next.1.im * this.1.im,
+        next.1.im * this.1.re - next.1.re * this.1.im
       )
       advance.0.0 += low.0
       advance.0.1 += low.1
@@ -329,7 +380,8 @@ struct ToneTracker {
       ), share: medianShare, upperShare: upperShare,
       twist: Self.median(&twists),
       coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)),
-      harmonics: harmonicEvidence(frequencies, frames: first...last, reference: reference),
+      harmonics: harmonicEvidence(
+        frequencies, runFrames, frames: first...last, reference: reference),
       frames: (runFirstFrame + first)...(runFirstFrame + last))
   }
 
@@ -339,7 +391,8 @@ struct ToneTracker {
   /// each pitch both are multiples of, the median over the frames of the
   /// excess on its other multiples; the greatest.
   private mutating func harmonicEvidence(
-    _ frequencies: (Double, Double), frames: ClosedRange<Int>, reference: Double
+    _ frequencies: (Double, Double), _ runFrames: RunFrames,
+    frames: ClosedRange<Int>, reference: Double
   ) -> Double {
     typealias Rule = DualToneRunRule.HarmonicPair
     var best = 0.0
@@ -350,11 +403,13 @@ struct ToneTracker {
       guard pitch > 0 else { continue }
       excesses.removeAll(keepingCapacity: true)
       for offset in frames where excesses.count < Rule.framesLookedAt {
-        guard let frame = runFrames[offset], frame.binWidth > 0,
-          abs(frame.level - reference) <= 6
+        guard let binWidth = runFrames[offset]?.pointee.binWidth, binWidth > 0,
+          abs(runFrames[offset]!.pointee.level - reference) <= 6
         else { continue }
         excesses.append(
-          Rule.excess(in: frame, pitch: pitch, low: frequencies.0, high: frequencies.1))
+          Rule.excess(
+            in: runFrames[offset]!, pitch: pitch, low: frequencies.0,
+            high: frequencies.1))
       }
       if !excesses.isEmpty { best = max(best, Self.median(&excesses)) }
     }
