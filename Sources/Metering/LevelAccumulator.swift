@@ -36,6 +36,9 @@ public struct LevelAccumulator: Sendable {
     sampleCount += other.sampleCount
   }
 
+  /// All bits of a Float but its sign.
+  private static let magnitudeMask = SIMD8<UInt32>(repeating: 0x7FFF_FFFF)
+
   /// Samples per chunk of `accumulate`'s chunk peaks.
   public static let peakChunk = 256
 
@@ -65,7 +68,9 @@ public struct LevelAccumulator: Sendable {
       var squareLanes = SIMD8<Float>(repeating: 0)
       while index < vectorEnd {
         let v = UnsafeRawPointer(base + index).loadUnaligned(as: SIMD8<Float>.self)
-        let magnitude = v.replacing(with: -v, where: v .< 0)
+        // |v| by clearing the sign bits; max and square-add, one instruction each per four lanes.
+        let magnitude = unsafeBitCast(
+          unsafeBitCast(v, to: SIMD8<UInt32>.self) & Self.magnitudeMask, to: SIMD8<Float>.self)
         peakLanes.replace(with: magnitude, where: magnitude .> peakLanes)
         squareLanes += v * v
         index += 8

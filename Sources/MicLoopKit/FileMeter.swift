@@ -24,10 +24,14 @@ public enum FileMeter {
   /// stream order (ending with the summary) on the calling thread;
   /// `shouldStop`, asked before each block, ends it early with the summary
   /// of what was read. `reader` is read on another thread until this returns.
+  /// - Parameter blockFrames: frames per block read; by default
+  ///   `fileBlockFrames` when the length is known, else `streamBlockFrames`.
   public static func run(
-    _ reader: AudioFileReader, settings: MeterSettings, blockFrames: Int = 16_384,
+    _ reader: AudioFileReader, settings: MeterSettings, blockFrames: Int? = nil,
     shouldStop: () -> Bool = { false }, emit: (MeterEvent) -> Void
   ) throws(AudioFileError) -> Outcome {
+    let blockFrames =
+      blockFrames ?? (reader.declaredFrameCount == nil ? streamBlockFrames : fileBlockFrames)
     let levels = MeterLevelStage(
       sampleRate: reader.sampleRate, channelCount: reader.channelCount, settings: settings,
       maximumBlock: blockFrames, screensNonFinite: reader.canHoldNonFiniteSamples)
@@ -71,6 +75,12 @@ public enum FileMeter {
 
   /// Blocks read ahead at most.
   static let blocksInFlight = 4
+  /// Frames per block of a file of known length: long blocks, so that
+  /// handing them between the threads (a wake-up each) costs next to nothing.
+  public static let fileBlockFrames = 65_536
+  /// Frames per block of a stream (a pipe): short, so that readings
+  /// follow the stream closely.
+  public static let streamBlockFrames = 16_384
 }
 
 /// One block of audio on its way from the reader thread to the talk
