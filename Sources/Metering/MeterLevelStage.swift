@@ -32,8 +32,8 @@ package struct IntervalLevels: Sendable, Equatable {
 /// (`SampleScreen`: NaN, infinity, beyond +60 dBFS),
 /// accumulates peak and RMS per interval and in total (and the true peak
 /// of every channel when loudness is measured), and reduces each
-/// metered channel to its speech band at the talk detector's rate
-/// (`MeterTalkStage` is the second half).
+/// metered channel to the talk detector's rate by block averaging
+/// (`MeterTalkStage`, the second half, filters that to the speech band).
 ///
 /// `MeterProcessor` runs both halves on one thread; a file meter may run
 /// this one on a reader thread and the talk stage on another. Buffers are
@@ -57,7 +57,6 @@ package final class MeterLevelStage {
   private var intervalLevels: [LevelAccumulator]
   private var totalLevels: [LevelAccumulator]
   private var reducers: [BoxcarDecimator]
-  private var bands: [SpeechBandFilter]
   private let channelBuffer: UnsafeMutableBufferPointer<Float>
   /// Chunk peaks of the block, for a peak meter's ballistics.
   private let chunkPeaks: UnsafeMutableBufferPointer<Float>
@@ -89,7 +88,6 @@ package final class MeterLevelStage {
     let factor = SpeechBandFilter.reductionFactor(forSampleRate: sampleRate)
     reducers = Array(repeating: BoxcarDecimator(factor: factor), count: meteredChannels.count)
     reducedRate = sampleRate / Double(factor)
-    bands = Array(repeating: SpeechBandFilter(rate: reducedRate), count: meteredChannels.count)
     meters = Array(
       repeating: BallisticMeter(ballistics: settings.ballistics, sampleRate: sampleRate),
       count: meteredChannels.count)
@@ -123,8 +121,8 @@ package final class MeterLevelStage {
   }
 
   /// Measures `frameCount` interleaved frames (at most `maximumBlock` and
-  /// `framesLeftInInterval`), writing each metered channel's speech band at
-  /// the reduced rate to `reduced[i] + offset`. Damaged samples (NaN,
+  /// `framesLeftInInterval`), writing each metered channel at the reduced
+  /// rate to `reduced[i] + offset`. Damaged samples (NaN,
   /// infinite, beyond +60 dBFS) are counted and replaced by zero in place.
   /// - Returns: the reduced samples written per channel, and the levels of
   ///   the interval when this slice ended it.
@@ -164,17 +162,6 @@ package final class MeterLevelStage {
       }
       reducedCount = reducers[index].process(source, into: reduced[index] + offset)
     }
-    var index = 0
-    while index + 1 < bands.count {
-      var first = bands[index]
-      var second = bands[index + 1]
-      SpeechBandFilter.process(
-        &first, reduced[index] + offset, &second, reduced[index + 1] + offset, count: reducedCount)
-      bands[index] = first
-      bands[index + 1] = second
-      index += 2
-    }
-    if index < bands.count { bands[index].process(reduced[index] + offset, count: reducedCount) }
     framesInInterval += frameCount
     framesProcessed += Int64(frameCount)
     guard framesInInterval == intervalFrames else { return (reducedCount, nil) }

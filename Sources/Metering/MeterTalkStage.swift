@@ -1,7 +1,7 @@
 import SignalDSP
 
-/// The second half of the meter: the speech band of each channel from
-/// `MeterLevelStage`, framed to 10 ms, talk decisions on the loudest
+/// The second half of the meter: each channel from `MeterLevelStage`
+/// filtered to its speech band (`SpeechBandFilter`), framed to 10 ms, talk decisions on the loudest
 /// channel of each frame (`TalkDetector`), loudness when asked
 /// (`LoudnessMeter`, fed the full-rate frames), and every event in stream
 /// order (levels, talk starts and ends, the summary).
@@ -16,6 +16,8 @@ package final class MeterTalkStage {
   package let maximumCount: Int
   private let channelCount: Int
   private var detector: TalkDetector
+  /// Each channel's speech-band filter.
+  private var bands: [SpeechBandFilter]
   /// Each channel's sum of squares over the frame in progress.
   private let frameSums: UnsafeMutableBufferPointer<Float>
   private var frameFill = 0
@@ -41,6 +43,7 @@ package final class MeterTalkStage {
     self.maximumCount = maximumCount
     self.channelCount = channelCount
     detector = TalkDetector(settings: settings, envelopeRate: envelopeRate)
+    bands = Array(repeating: SpeechBandFilter(rate: envelopeRate), count: channelCount)
     frameSums = .allocate(capacity: channelCount)
     frameSums.initialize(repeating: 0)
     defer {
@@ -71,14 +74,17 @@ package final class MeterTalkStage {
   /// Whether talk is in progress.
   package var isTalking: Bool { detector.isTalking }
 
-  /// Listens to `count` speech-band samples of each channel at
-  /// `reduced[i] + offset` (left as they are), calling `emit` for every
-  /// talk start and end.
+  /// Listens to `count` reduced samples of each channel at
+  /// `reduced[i] + offset` (filtered to the speech band in place), calling
+  /// `emit` for every talk start and end.
   package func listen(
     _ reduced: [UnsafeMutablePointer<Float>], offset: Int, count: Int,
     emit: (MeterEvent) -> Void
   ) {
     precondition(count <= maximumCount)
+    for channel in 0..<channelCount {
+      bands[channel].process(reduced[channel] + offset, count: count)
+    }
     let frameLength = detector.frameLength
     var start = 0
     while start < count {

@@ -5,10 +5,10 @@ import Metering
 /// memory stays flat for any length.
 ///
 /// Two threads share the work: a reader thread reads, converts, measures
-/// peak, RMS and true peak and reduces each channel to its speech band at
-/// the talk detector's rate (`MeterLevelStage`) a few blocks ahead, while
-/// the calling thread runs the envelope, the talk decisions and loudness
-/// (`MeterTalkStage`) and emits every event. The events are exactly those of a
+/// peak, RMS and true peak and reduces each channel to the talk detector's
+/// rate (`MeterLevelStage`) a few blocks ahead, while the calling thread
+/// runs the speech-band filter, the envelope, the talk decisions and
+/// loudness (`MeterTalkStage`) and emits every event. The events are exactly those of a
 /// `MeterProcessor` fed the same file.
 public enum FileMeter {
   /// The outcome of metering a file.
@@ -84,7 +84,7 @@ public enum FileMeter {
 }
 
 /// One block of audio on its way from the reader thread to the talk
-/// stage: the frames as read, each metered channel's reduced speech band,
+/// stage: the frames as read, each metered channel at the reduced rate,
 /// and the intervals that ended inside it.
 final class ReducedBlock {
   /// The block's `frames` interleaved frames as read (screened).
