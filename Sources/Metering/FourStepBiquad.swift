@@ -65,7 +65,8 @@ struct FourStepBiquad: Sendable {
       let x = raw.loadUnaligned(fromByteOffset: n * stride, as: SIMD8<Float>.self)
       let xm1 = raw.loadUnaligned(fromByteOffset: (n - 1) * stride, as: SIMD8<Float>.self)
       let xm2 = raw.loadUnaligned(fromByteOffset: (n - 2) * stride, as: SIMD8<Float>.self)
-      raw.storeBytes(of: b0 * x + b1 * xm1 + b2 * xm2, toByteOffset: n * stride, as: SIMD8<Float>.self)
+      raw.storeBytes(
+        of: b0 * x + b1 * xm1 + b2 * xm2, toByteOffset: n * stride, as: SIMD8<Float>.self)
     }
     while n > 0 {
       n -= 1

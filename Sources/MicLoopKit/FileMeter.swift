@@ -25,13 +25,16 @@ public enum FileMeter {
   /// `shouldStop`, asked before each block, ends it early with the summary
   /// of what was read. `reader` is read on another thread until this returns.
   /// - Parameter blockFrames: frames per block read; by default
-  ///   `fileBlockFrames` when the length is known, else `streamBlockFrames`.
+  ///   `fileBlockFrames` (or the whole file, when shorter) when the length
+  ///   is known, else `streamBlockFrames`.
   public static func run(
     _ reader: AudioFileReader, settings: MeterSettings, blockFrames: Int? = nil,
     shouldStop: () -> Bool = { false }, emit: (MeterEvent) -> Void
   ) throws(AudioFileError) -> Outcome {
     let blockFrames =
-      blockFrames ?? (reader.declaredFrameCount == nil ? streamBlockFrames : fileBlockFrames)
+      blockFrames
+      ?? reader.declaredFrameCount.map { Int(min(Int64(fileBlockFrames), max(1, $0))) }
+      ?? streamBlockFrames
     let levels = MeterLevelStage(
       sampleRate: reader.sampleRate, channelCount: reader.channelCount, settings: settings,
       maximumBlock: blockFrames, screensNonFinite: reader.canHoldNonFiniteSamples)
