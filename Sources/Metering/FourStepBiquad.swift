@@ -10,6 +10,11 @@ import SignalDSP
 /// The same filter, rounded differently: the outputs differ from `Biquad`'s
 /// by a few units in the last place.
 ///
+/// The groups of four are counted from the first sample, not from the
+/// start of each block: a group a block leaves open is finished by the
+/// next one from the same state, so the outputs are the same bits however
+/// the signal is cut into blocks.
+///
 /// Built at configuration time; `process` is real-time safe (no allocation).
 /// One caller at a time.
 struct FourStepBiquad: Sendable {
@@ -18,7 +23,13 @@ struct FourStepBiquad: Sendable {
   private let forward: (SIMD4<Float>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>)
   /// Weights of y[n − 1] and of y[n − 2] in y[n … n + 3].
   private let fromLast: SIMD4<Float>, fromSecondLast: SIMD4<Float>
-  private var x1: Float = 0, x2: Float = 0, y1: Float = 0, y2: Float = 0
+  private var x1: Float = 0, x2: Float = 0
+  /// The two outputs before the open group (before the next group when none is open).
+  private var y1: Float = 0, y2: Float = 0
+  /// Feed-forward values of the open group so far, the rest zero.
+  private var openGroup = SIMD4<Float>()
+  /// Outputs of the open group already given (0: no group open).
+  private var filled = 0
 
   /// The section `biquad` (its coefficients, from rest).
   init(_ biquad: Biquad) {
@@ -76,26 +87,46 @@ struct FourStepBiquad: Sendable {
     }
   }
 
-  /// y[n] = f[n] − a1·y[n−1] − a2·y[n−2] in place, four outputs a step.
+  /// y[n] = f[n] − a1·y[n−1] − a2·y[n−2] in place, four outputs a step;
+  /// a group cut short by the block's end is worked out with zeros for its
+  /// missing values, which weigh nothing in its earlier outputs (`forward`
+  /// is exactly 0 above the diagonal), and finished by the next call.
   private mutating func recurse(_ samples: UnsafeMutablePointer<Float>, count: Int) {
     let raw = UnsafeMutableRawPointer(samples)
     let stride = MemoryLayout<Float>.stride
     var (last, secondLast) = (y1, y2)
     var n = 0
+    if filled > 0 {
+      n = min(count, 4 - filled)
+      for k in 0..<n { openGroup[filled + k] = samples[k] }
+      let y = step(openGroup, last, secondLast)
+      for k in 0..<n { samples[k] = y[filled + k] }
+      filled += n
+      guard filled == 4 else { return }
+      (last, secondLast) = (y[3], y[2])
+      filled = 0
+    }
     while n + 4 <= count {
       let f = raw.loadUnaligned(fromByteOffset: n * stride, as: SIMD4<Float>.self)
-      let given = (f[0] * forward.0 + f[1] * forward.1) + (f[2] * forward.2 + f[3] * forward.3)
-      let y = given + (last * fromLast + secondLast * fromSecondLast)
+      let y = step(f, last, secondLast)
       raw.storeBytes(of: y, toByteOffset: n * stride, as: SIMD4<Float>.self)
       (last, secondLast) = (y[3], y[2])
       n += 4
     }
-    while n < count {
-      let y = (samples[n] - a2 * secondLast) - a1 * last
-      samples[n] = y
-      (last, secondLast) = (y, last)
-      n += 1
+    if n < count {
+      openGroup = SIMD4()
+      filled = count - n
+      for k in 0..<filled { openGroup[k] = samples[n + k] }
+      let y = step(openGroup, last, secondLast)
+      for k in 0..<filled { samples[n + k] = y[k] }
     }
     (y1, y2) = (last, secondLast)
+  }
+
+  /// Outputs y[n … n + 3] from feed-forward values f[n … n + 3] and the two outputs before.
+  @inline(__always)
+  private func step(_ f: SIMD4<Float>, _ last: Float, _ secondLast: Float) -> SIMD4<Float> {
+    let given = (f[0] * forward.0 + f[1] * forward.1) + (f[2] * forward.2 + f[3] * forward.3)
+    return given + (last * fromLast + secondLast * fromSecondLast)
   }
 }

@@ -58,7 +58,8 @@ package final class MeterLevelStage {
   private var totalLevels: [LevelAccumulator]
   private var reducers: [BoxcarDecimator]
   private let channelBuffer: UnsafeMutableBufferPointer<Float>
-  /// Chunk peaks of the block, for a peak meter's ballistics.
+  /// Peaks of the chunks a slice completes, for a peak meter's ballistics
+  /// (chunks run on across slices and end with each interval: see `LevelAccumulator`).
   private let chunkPeaks: UnsafeMutableBufferPointer<Float>
   private var invalidSamples = 0
   private let truePeaks: [TruePeakMeter]
@@ -151,11 +152,9 @@ package final class MeterLevelStage {
         source = UnsafeBufferPointer(rebasing: channelBuffer[0..<frameCount])
       }
       if meters[index].readsChunkPeaks {
-        intervalLevels[index].accumulate(source, chunkPeaks: chunkPeaks.baseAddress!)
-        let chunks = LevelAccumulator.chunkCount(forSamples: frameCount)
+        let chunks = intervalLevels[index].accumulate(source, chunkPeaks: chunkPeaks.baseAddress!)
         meters[index].processPeaks(
-          chunkPeaks.baseAddress!, count: chunks, chunkLength: LevelAccumulator.peakChunk,
-          lastLength: frameCount - (chunks - 1) * LevelAccumulator.peakChunk)
+          chunkPeaks.baseAddress!, count: chunks, chunkLength: LevelAccumulator.peakChunk)
       } else {
         intervalLevels[index].accumulate(source)
         meters[index].process(source.baseAddress!, count: frameCount)
@@ -201,6 +200,12 @@ package final class MeterLevelStage {
     var meter: Double?
     var channels = ChannelReadings()
     for index in 0..<intervalLevels.count {
+      // The interval's last chunk ends with it, so the reading takes in every sample.
+      let length = intervalLevels[index].openChunkLength
+      let chunkPeak = intervalLevels[index].endChunk()
+      if length > 0 && meters[index].readsChunkPeaks {
+        meters[index].processPeak(chunkPeak, length: length)
+      }
       let reading = index < meters.count ? meters[index].decibels.map { $0 + meterOffset } : nil
       if let reading { meter = max(meter ?? reading, reading) }
       channels.append(

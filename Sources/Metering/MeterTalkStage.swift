@@ -19,8 +19,7 @@ package final class MeterTalkStage {
   /// Each channel's speech-band filter.
   private var bands: [SpeechBandFilter]
   /// Each channel's sum of squares over the frame in progress.
-  private let frameSums: UnsafeMutableBufferPointer<Float>
-  private var frameFill = 0
+  private var frameSums: [FrameSquareSum]
   private var talkStartTime: Double?
   private var talkSeconds = 0.0
   private var talkSegments = 0
@@ -44,8 +43,8 @@ package final class MeterTalkStage {
     self.channelCount = channelCount
     detector = TalkDetector(settings: settings, envelopeRate: envelopeRate)
     bands = Array(repeating: SpeechBandFilter(rate: envelopeRate), count: channelCount)
-    frameSums = .allocate(capacity: channelCount)
-    frameSums.initialize(repeating: 0)
+    frameSums = Array(
+      repeating: FrameSquareSum(frameLength: detector.frameLength), count: channelCount)
     defer {
       // An unoptimised build sets up the metadata of generic types (the
       // optional loudness of a reading) on first use: let that be here,
@@ -69,8 +68,6 @@ package final class MeterTalkStage {
       readsLoudness: settings.ballistics == .lufs)
   }
 
-  deinit { frameSums.deallocate() }
-
   /// Whether talk is in progress.
   package var isTalking: Bool { detector.isTalking }
 
@@ -88,42 +85,18 @@ package final class MeterTalkStage {
     let frameLength = detector.frameLength
     var start = 0
     while start < count {
-      let chunk = min(count - start, frameLength - frameFill)
+      let chunk = min(count - start, frameLength - frameSums[0].filled)
       for channel in 0..<channelCount {
-        frameSums[channel] += Self.sumOfSquares(reduced[channel] + offset + start, count: chunk)
+        frameSums[channel].add(reduced[channel] + offset + start, count: chunk)
       }
-      frameFill += chunk
       start += chunk
-      guard frameFill == frameLength else { continue }
+      guard frameSums[0].filled == frameLength else { continue }
       var loudest: Float = 0
-      for channel in 0..<channelCount {
-        loudest = max(loudest, frameSums[channel])
-        frameSums[channel] = 0
-      }
-      frameFill = 0
+      for channel in 0..<channelCount { loudest = max(loudest, frameSums[channel].take()) }
       if let transition = detector.process(framePower: Double(loudest) / Double(frameLength)) {
         handle(transition, emit: emit)
       }
     }
-  }
-
-  /// The sum of the squares of `count` samples, eight at a time.
-  private static func sumOfSquares(_ samples: UnsafePointer<Float>, count: Int) -> Float {
-    var lanes = SIMD8<Float>(repeating: 0)
-    var index = 0
-    let raw = UnsafeRawPointer(samples)
-    while index + 8 <= count {
-      let v = raw.loadUnaligned(
-        fromByteOffset: index * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
-      lanes += v * v
-      index += 8
-    }
-    var total = lanes.sum()
-    while index < count {
-      total += samples[index] * samples[index]
-      index += 1
-    }
-    return total
   }
 
   /// Feeds the full-rate interleaved frames of the stream, in order, to
