@@ -25,6 +25,7 @@ struct FrameSquareSum: Sendable {
   }
 
   /// Adds `count` samples, at most the rest of the frame.
+  @inline(__always)
   mutating func add(_ samples: UnsafePointer<Float>, count: Int) {
     precondition(count <= frameLength - filled)
     var index = 0

@@ -104,7 +104,7 @@ public struct LevelAccumulator: Sendable {
         addToLane(base[index], lane: (openChunkLength + index - partStart) & 7)
         index += 1
       }
-      if !(squareLanes.max() < .infinity) {
+      if !squareLanes.sum().isFinite {
         // Samples beyond ±1.8e19 overflow a Float square: add this part in double precision.
         squareLanes = squaresBefore
         for position in partStart..<partEnd {
@@ -113,7 +113,7 @@ public struct LevelAccumulator: Sendable {
       }
       openChunkLength += partEnd - partStart
       if openChunkLength == Self.peakChunk {
-        let chunkPeak = endChunk()
+        let chunkPeak = closeChunk()
         chunkPeaks?[written] = chunkPeak
         written += 1
       }
@@ -126,7 +126,11 @@ public struct LevelAccumulator: Sendable {
   /// it to the totals; returns its peak (0 when none was open; its length
   /// was `openChunkLength`). The next sample starts a chunk.
   @discardableResult
-  public mutating func endChunk() -> Float {
+  public mutating func endChunk() -> Float { closeChunk() }
+
+  /// `endChunk`, inlined in the pass over the samples.
+  @inline(__always)
+  private mutating func closeChunk() -> Float {
     let chunkPeak = Self.largest(peakLanes)
     endedPeak = max(endedPeak, chunkPeak)
     endedSum += Double(squareLanes.sum())

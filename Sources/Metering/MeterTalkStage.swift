@@ -19,7 +19,7 @@ package final class MeterTalkStage {
   /// Each channel's speech-band filter.
   private var bands: [SpeechBandFilter]
   /// Each channel's sum of squares over the frame in progress.
-  private var frameSums: [FrameSquareSum]
+  private let frameSums: UnsafeMutableBufferPointer<FrameSquareSum>
   private var talkStartTime: Double?
   private var talkSeconds = 0.0
   private var talkSegments = 0
@@ -43,8 +43,8 @@ package final class MeterTalkStage {
     self.channelCount = channelCount
     detector = TalkDetector(settings: settings, envelopeRate: envelopeRate)
     bands = Array(repeating: SpeechBandFilter(rate: envelopeRate), count: channelCount)
-    frameSums = Array(
-      repeating: FrameSquareSum(frameLength: detector.frameLength), count: channelCount)
+    frameSums = .allocate(capacity: channelCount)
+    frameSums.initialize(repeating: FrameSquareSum(frameLength: detector.frameLength))
     defer {
       // An unoptimised build sets up the metadata of generic types (the
       // optional loudness of a reading) on first use: let that be here,
@@ -67,6 +67,8 @@ package final class MeterTalkStage {
         ? LoudnessMeter(sampleRate: levels.sampleRate, channelCount: levels.channelCount) : nil,
       readsLoudness: settings.ballistics == .lufs)
   }
+
+  deinit { frameSums.deallocate() }
 
   /// Whether talk is in progress.
   package var isTalking: Bool { detector.isTalking }
