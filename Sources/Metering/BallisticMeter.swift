@@ -27,6 +27,9 @@ public struct BallisticMeter: Sendable {
   /// Samples since the reading last rose.
   private var sinceRise = 0
   private var vuStage: Float = 0
+  /// Peak and length of the chunk `process` has open (digital meter).
+  private var openPeak: Float = 0
+  private var openLength = 0
   /// A chunk peak this close to the reading (0.05 dB) renews the hold.
   private static let renewal: Float = 0.9943
 
@@ -49,7 +52,11 @@ public struct BallisticMeter: Sendable {
     switch ballistics {
     case .lufs: return nil
     case .vu: return Decibels.fromAmplitude(Double(value) * Double.pi / 2 / 2.0.squareRoot())
-    default: return Decibels.fromAmplitude(Double(value))
+    default:
+      guard openLength > 0 else { return Decibels.fromAmplitude(Double(value)) }
+      var ended = self
+      ended.endOpenChunk()
+      return Decibels.fromAmplitude(Double(ended.value))
     }
   }
 
@@ -63,40 +70,49 @@ public struct BallisticMeter: Sendable {
     }
   }
 
-  /// Whether the meter reads chunk peaks (`processPeaks`) rather than samples.
+  /// Whether the meter reads chunk peaks (`processPeak`) rather than samples.
   public var readsChunkPeaks: Bool { ballistics == .digital }
 
-  /// Instant attack, hold, fall, fed the peaks of consecutive chunks of
-  /// `chunkLength` samples (the last `lastLength` long), as
-  /// `LevelAccumulator` writes them: the reading is exact to the fall over
-  /// one chunk (0.06 dB for 256 samples at 48 kHz).
-  public mutating func processPeaks(
-    _ peaks: UnsafePointer<Float>, count: Int, chunkLength: Int, lastLength: Int
-  ) {
-    for index in 0..<count {
-      let peak = peaks[index]
-      advance(by: index == count - 1 ? lastLength : chunkLength)
-      if peak >= value {
-        value = peak
-        sinceRise = 0
-      } else if peak >= value * Self.renewal {
-        sinceRise = 0  // a signal that stays at its peak keeps it held
-      }
+  /// Instant attack, hold, fall, fed the peak of the next `length` samples,
+  /// as `LevelAccumulator` gives them for its chunks: the reading is exact
+  /// to the fall over one chunk (0.06 dB for 256 samples at 48 kHz).
+  public mutating func processPeak(_ peak: Float, length: Int) {
+    advance(by: length)
+    if peak >= value {
+      value = peak
+      sinceRise = 0
+    } else if peak >= value * Self.renewal {
+      sinceRise = 0  // a signal that stays at its peak keeps it held
     }
   }
 
-  /// Instant attack on samples: their chunk peaks, as `processPeaks` takes them.
+  /// `processPeak` for `count` chunks of `chunkLength` samples each.
+  public mutating func processPeaks(_ peaks: UnsafePointer<Float>, count: Int, chunkLength: Int) {
+    for index in 0..<count { processPeak(peaks[index], length: chunkLength) }
+  }
+
+  /// Instant attack on samples: the peaks of chunks of
+  /// `LevelAccumulator.peakChunk` samples counted from the first, a chunk
+  /// left open by one call finished by the next (the reading counts it as
+  /// if it ended there), so any cut into calls reads the same.
   private mutating func processInstant(_ samples: UnsafePointer<Float>, count: Int, stride: Int) {
     var start = 0
     while start < count {
-      let end = min(count, start + LevelAccumulator.peakChunk)
-      var peak: Float = 0
+      let end = min(count, start + LevelAccumulator.peakChunk - openLength)
+      var peak = openPeak
       for index in start..<end { peak = max(peak, abs(samples[index * stride])) }
-      withUnsafePointer(to: peak) {
-        processPeaks($0, count: 1, chunkLength: end - start, lastLength: end - start)
-      }
+      openPeak = peak
+      openLength += end - start
+      if openLength == LevelAccumulator.peakChunk { endOpenChunk() }
       start = end
     }
+  }
+
+  /// Feeds the chunk `processInstant` has open to the ballistics.
+  private mutating func endOpenChunk() {
+    processPeak(openPeak, length: openLength)
+    openPeak = 0
+    openLength = 0
   }
 
   /// The reading after `samples` more samples without a rise: held, then falling.

@@ -11,7 +11,7 @@
 /// Runs in double precision (the high-pass has poles very near 1), the two
 /// channels in the two lanes of one vector: each filter is a chain from
 /// one sample to the next, and two chains side by side cost one.
-/// Real-time safe; one caller at a time.
+/// Real-time safe; one caller at a time (the thread that runs the loudness meter).
 public struct KWeighting: Sendable {
   /// Shelf then high-pass, each (b0, b1, b2, a1, a2) with a0 = 1.
   public let shelf: (b0: Double, b1: Double, b2: Double, a1: Double, a2: Double)
@@ -36,13 +36,18 @@ public struct KWeighting: Sendable {
     q = 0.500_327_037_323_877_3
     a0 = 1 + k / q + k * k
     highPass = (1, -2, 1, 2 * (k * k - 1) / a0, (1 - k / q + k * k) / a0)
+    // An unoptimised build sets up the generic types `settle` compares with
+    // on first use: let that be here, not on the audio thread.
+    settle()
   }
 
   /// Filters `count` frames of interleaved audio with `stride` samples per
   /// frame, channel `first` in lane 0 and, when `pair`, channel `first + 1`
-  /// in lane 1; returns the sums of the squares of the weighted signals.
+  /// in lane 1; returns `sums` plus the squares of the weighted signals,
+  /// added one by one (so a run cut into calls sums to the same bits).
   public mutating func sumsOfSquares(
-    _ samples: UnsafePointer<Float>, first: Int, pair: Bool, count: Int, stride: Int
+    _ samples: UnsafePointer<Float>, first: Int, pair: Bool, count: Int, stride: Int,
+    adding sums: SIMD2<Double> = .zero
   ) -> SIMD2<Double> {
     let (b0, b1, b2) = (
       SIMD2(repeating: shelf.b0), SIMD2(repeating: shelf.b1), SIMD2(repeating: shelf.b2)
@@ -50,7 +55,7 @@ public struct KWeighting: Sendable {
     let (a1, a2) = (SIMD2(repeating: shelf.a1), SIMD2(repeating: shelf.a2))
     let (c1, c2) = (SIMD2(repeating: highPass.a1), SIMD2(repeating: highPass.a2))
     var (x1, x2, m1, m2, y1, y2) = (self.x1, self.x2, self.m1, self.m2, self.y1, self.y2)
-    var sums = SIMD2<Double>()
+    var sums = sums
     let second = pair ? first + 1 : first
     for index in 0..<count {
       let frame = samples + index * stride
@@ -65,15 +70,24 @@ public struct KWeighting: Sendable {
       y1 = y
       sums += y * y
     }
-    // A decay into subnormal numbers would slow every later sample.
-    let tiny = SIMD2<Double>(repeating: 1e-30)
+    (self.x1, self.x2, self.m1, self.m2, self.y1, self.y2) = (x1, x2, m1, m2, y1, y2)
+    return sums
+  }
+
+  /// Values below this in every state variable are set to zero by `settle`.
+  private static let negligible = 1e-30
+
+  /// Sets the state to zero once the signal has died away: a decay into
+  /// subnormal numbers would slow every later sample. Call it at points of
+  /// the stream that do not depend on how it is cut into calls (the
+  /// loudness meter's 100 ms steps), so the output does not either.
+  public mutating func settle() {
+    let tiny = SIMD2<Double>(repeating: Self.negligible)
     if all(
       (y1 .< tiny) .& (y1 .> -tiny) .& (m1 .< tiny) .& (m1 .> -tiny) .& (x1 .< tiny)
         .& (x1 .> -tiny))
     {
       (x1, x2, m1, m2, y1, y2) = (.zero, .zero, .zero, .zero, .zero, .zero)
     }
-    (self.x1, self.x2, self.m1, self.m2, self.y1, self.y2) = (x1, x2, m1, m2, y1, y2)
-    return sums
   }
 }

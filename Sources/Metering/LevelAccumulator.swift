@@ -4,16 +4,37 @@ import SignalDSP
 ///
 /// Peak is the largest |x|; RMS is √(Σx² / n) over every sample, as
 /// `sox -n stats` reports them ("Pk lev dB", "RMS lev dB"). The caller
-/// feeds contiguous blocks of one channel. No allocation; real-time safe.
+/// feeds contiguous blocks of one channel.
+///
+/// Samples are summed in chunks of `peakChunk`, counted from the first
+/// sample (or the last `endChunk`), not from the start of each block: a
+/// chunk a block leaves open stays open for the next, and every sample
+/// goes to the lane of its place in its chunk. So the levels, and the
+/// chunk peaks a peak meter reads, are the same bits however the samples
+/// are cut into blocks. No allocation; real-time safe; one caller at a time.
 public struct LevelAccumulator: Sendable {
-  /// Largest absolute sample value seen.
-  public private(set) var peak: Float = 0
-  /// Sum of squared samples, kept in double precision.
-  public private(set) var sumOfSquares: Double = 0
+  /// Peak of the chunks ended so far.
+  private var endedPeak: Float = 0
+  /// Sum of squares of the chunks ended so far.
+  private var endedSum: Double = 0
   /// Samples accumulated.
   public private(set) var sampleCount: Int = 0
+  /// The open chunk: each lane's peak and Float sum of squares, lane k
+  /// holding the samples at places k, k + 8, … of the chunk.
+  private var peakLanes = SIMD8<Float>(repeating: 0)
+  private var squareLanes = SIMD8<Float>(repeating: 0)
+  /// Squares of the open chunk's samples too large for a Float square, in double precision.
+  private var spill: Double = 0
+  /// Samples in the open chunk.
+  public private(set) var openChunkLength = 0
 
   public init() {}
+
+  /// Largest absolute sample value seen.
+  public var peak: Float { max(endedPeak, Self.largest(peakLanes)) }
+
+  /// Sum of squared samples, kept in double precision.
+  public var sumOfSquares: Double { endedSum + Double(squareLanes.sum()) + spill }
 
   /// Peak level in dBFS, or `nil` for silence or no samples.
   public var peakDecibels: Double? { Decibels.fromAmplitude(Double(peak)) }
@@ -31,68 +52,103 @@ public struct LevelAccumulator: Sendable {
 
   /// Adds another accumulator's samples to this one.
   public mutating func merge(_ other: LevelAccumulator) {
-    peak = max(peak, other.peak)
-    sumOfSquares += other.sumOfSquares
+    endChunk()
+    endedPeak = max(endedPeak, other.peak)
+    endedSum += other.sumOfSquares
     sampleCount += other.sampleCount
   }
+
+  /// All bits of a Float but its sign.
+  private static let magnitudeMask = SIMD8<UInt32>(repeating: 0x7FFF_FFFF)
 
   /// Samples per chunk of `accumulate`'s chunk peaks.
   public static let peakChunk = 256
 
-  /// Chunk peaks `accumulate` writes for `count` samples.
+  /// The most chunk peaks `accumulate` writes for `count` samples.
   public static func chunkCount(forSamples count: Int) -> Int {
     (count + peakChunk - 1) / peakChunk
   }
 
   /// Adds a block of finite samples; with `chunkPeaks`, also writes the
-  /// peak of each `peakChunk` samples of the block (the last chunk may be
-  /// shorter) for a peak meter's ballistics — from the same pass.
+  /// peak of each chunk of `peakChunk` samples the block completes, for a
+  /// peak meter's ballistics — from the same pass.
+  /// - Returns: the chunk peaks written (chunks completed).
+  @discardableResult
   public mutating func accumulate(
     _ samples: UnsafeBufferPointer<Float>, chunkPeaks: UnsafeMutablePointer<Float>? = nil
-  ) {
-    guard let base = samples.baseAddress else { return }
+  ) -> Int {
+    guard let base = samples.baseAddress else { return 0 }
     let count = samples.count
     var index = 0
-    var chunk = 0
-    var blockPeak: Float = 0
-    // Float partial sums over short chunks keep the rounding error far below
-    // 0.001 dB; chunks are then added in double precision.
+    var written = 0
     while index < count {
-      let chunkStart = index
-      let chunkEnd = min(count, index + Self.peakChunk)
-      let vectorEnd = chunkStart + ((chunkEnd - chunkStart) & ~7)
-      var peakLanes = SIMD8<Float>(repeating: 0)
-      var squareLanes = SIMD8<Float>(repeating: 0)
-      while index < vectorEnd {
+      // This block's part of the open chunk.
+      let partStart = index
+      let partEnd = min(count, index + Self.peakChunk - openChunkLength)
+      let squaresBefore = squareLanes
+      // Single samples up to a place that is a multiple of 8, then eight at a time.
+      while index < partEnd && (openChunkLength + index - partStart) & 7 != 0 {
+        addToLane(base[index], lane: (openChunkLength + index - partStart) & 7)
+        index += 1
+      }
+      while index + 8 <= partEnd {
         let v = UnsafeRawPointer(base + index).loadUnaligned(as: SIMD8<Float>.self)
-        let magnitude = v.replacing(with: -v, where: v .< 0)
+        // |v| by clearing the sign bits; max and square-add, one instruction each per four lanes.
+        let magnitude = unsafeBitCast(
+          unsafeBitCast(v, to: SIMD8<UInt32>.self) & Self.magnitudeMask, to: SIMD8<Float>.self)
         peakLanes.replace(with: magnitude, where: magnitude .> peakLanes)
         squareLanes += v * v
         index += 8
       }
-      let l = peakLanes
-      var chunkPeak = max(
-        max(max(l[0], l[1]), max(l[2], l[3])), max(max(l[4], l[5]), max(l[6], l[7])))
-      let vectorSum = squareLanes.sum()
-      if vectorSum.isFinite {
-        sumOfSquares += Double(vectorSum)
-      } else {
-        // Samples beyond ±1.8e19 overflow a Float square: add this chunk in Double.
-        for position in chunkStart..<vectorEnd {
-          sumOfSquares += Double(base[position]) * Double(base[position])
-        }
-      }
-      while index < chunkEnd {
-        let v = base[index]
-        chunkPeak = max(chunkPeak, abs(v))
-        sumOfSquares += Double(v) * Double(v)
+      while index < partEnd {
+        addToLane(base[index], lane: (openChunkLength + index - partStart) & 7)
         index += 1
       }
-      blockPeak = max(blockPeak, chunkPeak)
-      chunkPeaks?[chunk] = chunkPeak
-      chunk += 1
+      if !squareLanes.sum().isFinite {
+        // Samples beyond ±1.8e19 overflow a Float square: add this part in double precision.
+        squareLanes = squaresBefore
+        for position in partStart..<partEnd {
+          spill += Double(base[position]) * Double(base[position])
+        }
+      }
+      openChunkLength += partEnd - partStart
+      if openChunkLength == Self.peakChunk {
+        let chunkPeak = closeChunk()
+        chunkPeaks?[written] = chunkPeak
+        written += 1
+      }
     }
-    peak = max(peak, blockPeak)
     sampleCount += count
+    return written
+  }
+
+  /// Ends the open chunk (at the end of a metering interval, say), adding
+  /// it to the totals; returns its peak (0 when none was open; its length
+  /// was `openChunkLength`). The next sample starts a chunk.
+  @discardableResult
+  public mutating func endChunk() -> Float { closeChunk() }
+
+  /// `endChunk`, inlined in the pass over the samples.
+  @inline(__always)
+  private mutating func closeChunk() -> Float {
+    let chunkPeak = Self.largest(peakLanes)
+    endedPeak = max(endedPeak, chunkPeak)
+    endedSum += Double(squareLanes.sum())
+    endedSum += spill
+    peakLanes = SIMD8(repeating: 0)
+    squareLanes = SIMD8(repeating: 0)
+    spill = 0
+    openChunkLength = 0
+    return chunkPeak
+  }
+
+  @inline(__always)
+  private mutating func addToLane(_ v: Float, lane: Int) {
+    peakLanes[lane] = max(peakLanes[lane], abs(v))
+    squareLanes[lane] += v * v
+  }
+
+  private static func largest(_ l: SIMD8<Float>) -> Float {
+    max(max(max(l[0], l[1]), max(l[2], l[3])), max(max(l[4], l[5]), max(l[6], l[7])))
   }
 }

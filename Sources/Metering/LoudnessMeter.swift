@@ -63,7 +63,8 @@ public final class LoudnessMeter {
   public let stepFrames: Int
   /// One filter per pair of channels.
   private var filters: [KWeighting]
-  private var channelSums: [Double]
+  /// Each pair's sums of squares over the step in progress, run on across calls.
+  private var pairSums: [SIMD2<Double>]
   private var framesInStep = 0
   /// Weighted mean-square energy of the last 30 steps, as a ring.
   private var steps: [Double]
@@ -85,7 +86,7 @@ public final class LoudnessMeter {
     filters =
       Self.measures(sampleRate: sampleRate)
       ? Array(repeating: KWeighting(sampleRate: sampleRate), count: (channelCount + 1) / 2) : []
-    channelSums = Array(repeating: 0, count: channelCount)
+    pairSums = Array(repeating: .zero, count: (channelCount + 1) / 2)
     steps = Array(repeating: 0, count: 30)
   }
 
@@ -114,11 +115,9 @@ public final class LoudnessMeter {
       for pair in 0..<filters.count {
         let first = 2 * pair
         let hasSecond = first + 1 < channelCount
-        let sums = filters[pair].sumsOfSquares(
+        pairSums[pair] = filters[pair].sumsOfSquares(
           samples + offset * channelCount, first: first, pair: hasSecond, count: count,
-          stride: channelCount)
-        channelSums[first] += sums[0]
-        if hasSecond { channelSums[first + 1] += sums[1] }
+          stride: channelCount, adding: pairSums[pair])
       }
       framesInStep += count
       offset += count
@@ -138,8 +137,11 @@ public final class LoudnessMeter {
   private func endStep() {
     var energy = 0.0
     for channel in 0..<channelCount {
-      energy += weights[channel] * channelSums[channel]
-      channelSums[channel] = 0
+      energy += weights[channel] * pairSums[channel / 2][channel % 2]
+    }
+    for pair in 0..<filters.count {
+      pairSums[pair] = .zero
+      filters[pair].settle()
     }
     steps[stepCount % 30] = energy / Double(stepFrames)
     stepCount += 1

@@ -32,8 +32,8 @@ package struct IntervalLevels: Sendable, Equatable {
 /// (`SampleScreen`: NaN, infinity, beyond +60 dBFS),
 /// accumulates peak and RMS per interval and in total (and the true peak
 /// of every channel when loudness is measured), and reduces each
-/// metered channel to its speech band at the talk detector's rate
-/// (`MeterTalkStage` is the second half).
+/// metered channel to the talk detector's rate by block averaging
+/// (`MeterTalkStage`, the second half, filters that to the speech band).
 ///
 /// `MeterProcessor` runs both halves on one thread; a file meter may run
 /// this one on a reader thread and the talk stage on another. Buffers are
@@ -57,9 +57,9 @@ package final class MeterLevelStage {
   private var intervalLevels: [LevelAccumulator]
   private var totalLevels: [LevelAccumulator]
   private var reducers: [BoxcarDecimator]
-  private var bands: [SpeechBandFilter]
   private let channelBuffer: UnsafeMutableBufferPointer<Float>
-  /// Chunk peaks of the block, for a peak meter's ballistics.
+  /// Peaks of the chunks a slice completes, for a peak meter's ballistics
+  /// (chunks run on across slices and end with each interval: see `LevelAccumulator`).
   private let chunkPeaks: UnsafeMutableBufferPointer<Float>
   private var invalidSamples = 0
   private let truePeaks: [TruePeakMeter]
@@ -89,7 +89,6 @@ package final class MeterLevelStage {
     let factor = SpeechBandFilter.reductionFactor(forSampleRate: sampleRate)
     reducers = Array(repeating: BoxcarDecimator(factor: factor), count: meteredChannels.count)
     reducedRate = sampleRate / Double(factor)
-    bands = Array(repeating: SpeechBandFilter(rate: reducedRate), count: meteredChannels.count)
     meters = Array(
       repeating: BallisticMeter(ballistics: settings.ballistics, sampleRate: sampleRate),
       count: meteredChannels.count)
@@ -123,8 +122,8 @@ package final class MeterLevelStage {
   }
 
   /// Measures `frameCount` interleaved frames (at most `maximumBlock` and
-  /// `framesLeftInInterval`), writing each metered channel's speech band at
-  /// the reduced rate to `reduced[i] + offset`. Damaged samples (NaN,
+  /// `framesLeftInInterval`), writing each metered channel at the reduced
+  /// rate to `reduced[i] + offset`. Damaged samples (NaN,
   /// infinite, beyond +60 dBFS) are counted and replaced by zero in place.
   /// - Returns: the reduced samples written per channel, and the levels of
   ///   the interval when this slice ended it.
@@ -153,28 +152,15 @@ package final class MeterLevelStage {
         source = UnsafeBufferPointer(rebasing: channelBuffer[0..<frameCount])
       }
       if meters[index].readsChunkPeaks {
-        intervalLevels[index].accumulate(source, chunkPeaks: chunkPeaks.baseAddress!)
-        let chunks = LevelAccumulator.chunkCount(forSamples: frameCount)
+        let chunks = intervalLevels[index].accumulate(source, chunkPeaks: chunkPeaks.baseAddress!)
         meters[index].processPeaks(
-          chunkPeaks.baseAddress!, count: chunks, chunkLength: LevelAccumulator.peakChunk,
-          lastLength: frameCount - (chunks - 1) * LevelAccumulator.peakChunk)
+          chunkPeaks.baseAddress!, count: chunks, chunkLength: LevelAccumulator.peakChunk)
       } else {
         intervalLevels[index].accumulate(source)
         meters[index].process(source.baseAddress!, count: frameCount)
       }
       reducedCount = reducers[index].process(source, into: reduced[index] + offset)
     }
-    var index = 0
-    while index + 1 < bands.count {
-      var first = bands[index]
-      var second = bands[index + 1]
-      SpeechBandFilter.process(
-        &first, reduced[index] + offset, &second, reduced[index + 1] + offset, count: reducedCount)
-      bands[index] = first
-      bands[index + 1] = second
-      index += 2
-    }
-    if index < bands.count { bands[index].process(reduced[index] + offset, count: reducedCount) }
     framesInInterval += frameCount
     framesProcessed += Int64(frameCount)
     guard framesInInterval == intervalFrames else { return (reducedCount, nil) }
@@ -214,6 +200,12 @@ package final class MeterLevelStage {
     var meter: Double?
     var channels = ChannelReadings()
     for index in 0..<intervalLevels.count {
+      // The interval's last chunk ends with it, so the reading takes in every sample.
+      let length = intervalLevels[index].openChunkLength
+      let chunkPeak = intervalLevels[index].endChunk()
+      if length > 0 && meters[index].readsChunkPeaks {
+        meters[index].processPeak(chunkPeak, length: length)
+      }
       let reading = index < meters.count ? meters[index].decibels.map { $0 + meterOffset } : nil
       if let reading { meter = max(meter ?? reading, reading) }
       channels.append(

@@ -19,7 +19,9 @@ public struct MeterSettings: Sendable, Equatable {
 /// Meters interleaved Float32 audio: peak and RMS per interval and in total,
 /// and talk/silence from the speech-band envelope of every channel — the
 /// level stage and the talk stage run one after the other on the calling
-/// thread.
+/// thread. The readings depend on the samples alone, not on how they are
+/// cut into `process` calls: every running sum and chunk carries over from
+/// one call to the next.
 ///
 /// Buffers are allocated in `init`; `process` does not allocate, so a live
 /// session may call it on the audio thread. `finish` builds the summary and

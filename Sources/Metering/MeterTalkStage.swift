@@ -1,7 +1,7 @@
 import SignalDSP
 
-/// The second half of the meter: the speech band of each channel from
-/// `MeterLevelStage`, framed to 10 ms, talk decisions on the loudest
+/// The second half of the meter: each channel from `MeterLevelStage`
+/// filtered to its speech band (`SpeechBandFilter`), framed to 10 ms, talk decisions on the loudest
 /// channel of each frame (`TalkDetector`), loudness when asked
 /// (`LoudnessMeter`, fed the full-rate frames), and every event in stream
 /// order (levels, talk starts and ends, the summary).
@@ -16,9 +16,10 @@ package final class MeterTalkStage {
   package let maximumCount: Int
   private let channelCount: Int
   private var detector: TalkDetector
+  /// Each channel's speech-band filter.
+  private var bands: [SpeechBandFilter]
   /// Each channel's sum of squares over the frame in progress.
-  private let frameSums: UnsafeMutableBufferPointer<Float>
-  private var frameFill = 0
+  private let frameSums: UnsafeMutableBufferPointer<FrameSquareSum>
   private var talkStartTime: Double?
   private var talkSeconds = 0.0
   private var talkSegments = 0
@@ -41,8 +42,9 @@ package final class MeterTalkStage {
     self.maximumCount = maximumCount
     self.channelCount = channelCount
     detector = TalkDetector(settings: settings, envelopeRate: envelopeRate)
+    bands = Array(repeating: SpeechBandFilter(rate: envelopeRate), count: channelCount)
     frameSums = .allocate(capacity: channelCount)
-    frameSums.initialize(repeating: 0)
+    frameSums.initialize(repeating: FrameSquareSum(frameLength: detector.frameLength))
     defer {
       // An unoptimised build sets up the metadata of generic types (the
       // optional loudness of a reading) on first use: let that be here,
@@ -71,53 +73,32 @@ package final class MeterTalkStage {
   /// Whether talk is in progress.
   package var isTalking: Bool { detector.isTalking }
 
-  /// Listens to `count` speech-band samples of each channel at
-  /// `reduced[i] + offset` (left as they are), calling `emit` for every
-  /// talk start and end.
+  /// Listens to `count` reduced samples of each channel at
+  /// `reduced[i] + offset` (filtered to the speech band in place), calling
+  /// `emit` for every talk start and end.
   package func listen(
     _ reduced: [UnsafeMutablePointer<Float>], offset: Int, count: Int,
     emit: (MeterEvent) -> Void
   ) {
     precondition(count <= maximumCount)
+    for channel in 0..<channelCount {
+      bands[channel].process(reduced[channel] + offset, count: count)
+    }
     let frameLength = detector.frameLength
     var start = 0
     while start < count {
-      let chunk = min(count - start, frameLength - frameFill)
+      let chunk = min(count - start, frameLength - frameSums[0].filled)
       for channel in 0..<channelCount {
-        frameSums[channel] += Self.sumOfSquares(reduced[channel] + offset + start, count: chunk)
+        frameSums[channel].add(reduced[channel] + offset + start, count: chunk)
       }
-      frameFill += chunk
       start += chunk
-      guard frameFill == frameLength else { continue }
+      guard frameSums[0].filled == frameLength else { continue }
       var loudest: Float = 0
-      for channel in 0..<channelCount {
-        loudest = max(loudest, frameSums[channel])
-        frameSums[channel] = 0
-      }
-      frameFill = 0
+      for channel in 0..<channelCount { loudest = max(loudest, frameSums[channel].take()) }
       if let transition = detector.process(framePower: Double(loudest) / Double(frameLength)) {
         handle(transition, emit: emit)
       }
     }
-  }
-
-  /// The sum of the squares of `count` samples, eight at a time.
-  private static func sumOfSquares(_ samples: UnsafePointer<Float>, count: Int) -> Float {
-    var lanes = SIMD8<Float>(repeating: 0)
-    var index = 0
-    let raw = UnsafeRawPointer(samples)
-    while index + 8 <= count {
-      let v = raw.loadUnaligned(
-        fromByteOffset: index * MemoryLayout<Float>.stride, as: SIMD8<Float>.self)
-      lanes += v * v
-      index += 8
-    }
-    var total = lanes.sum()
-    while index < count {
-      total += samples[index] * samples[index]
-      index += 1
-    }
-    return total
   }
 
   /// Feeds the full-rate interleaved frames of the stream, in order, to

@@ -11,9 +11,9 @@ import SignalDSP
 public struct SpeechBandFilter: Sendable {
   /// Rate of the samples this filters.
   public let rate: Double
-  private var highPass1: Biquad
-  private var highPass2: Biquad
-  private var lowPass: Biquad?
+  private var highPass1: FourStepBiquad
+  private var highPass2: FourStepBiquad
+  private var lowPass: FourStepBiquad?
 
   /// Lower and upper edges of the speech band in Hz.
   public static let bandEdges = (low: 200.0, high: 3_800.0)
@@ -28,89 +28,31 @@ public struct SpeechBandFilter: Sendable {
   public init(rate: Double) {
     self.rate = rate
     let low = Self.bandEdges.low
-    highPass1 = .highPass(frequency: low, q: Butterworth.fourthOrderQ.0, sampleRate: rate)
-    highPass2 = .highPass(frequency: low, q: Butterworth.fourthOrderQ.1, sampleRate: rate)
+    highPass1 = FourStepBiquad(
+      .highPass(frequency: low, q: Butterworth.fourthOrderQ.0, sampleRate: rate))
+    highPass2 = FourStepBiquad(
+      .highPass(frequency: low, q: Butterworth.fourthOrderQ.1, sampleRate: rate))
     lowPass =
       rate > 9_000
-      ? .lowPass(frequency: Self.bandEdges.high, q: Butterworth.secondOrderQ, sampleRate: rate)
+      ? FourStepBiquad(
+        .lowPass(frequency: Self.bandEdges.high, q: Butterworth.secondOrderQ, sampleRate: rate))
       : nil
   }
 
   /// Filters `count` samples in place.
   public mutating func process(_ samples: UnsafeMutablePointer<Float>, count: Int) {
-    var h1 = highPass1
-    var h2 = highPass2
-    if var lp = lowPass {
-      for index in 0..<count { samples[index] = lp.process(h2.process(h1.process(samples[index]))) }
-      lowPass = lp
-    } else {
-      for index in 0..<count { samples[index] = h2.process(h1.process(samples[index])) }
-    }
-    highPass1 = h1
-    highPass2 = h2
+    highPass1.process(samples, count: count)
+    highPass2.process(samples, count: count)
+    lowPass?.process(samples, count: count)
   }
 
   /// Filters `count` samples of two channels in place, each with its own
-  /// state, as one two-lane recursion: the same arithmetic as `process`
-  /// per channel, for both channels in the time of one.
-  @inline(never)
+  /// state: the same as `process` on each.
   public static func process(
     _ first: inout SpeechBandFilter, _ firstSamples: UnsafeMutablePointer<Float>,
     _ second: inout SpeechBandFilter, _ secondSamples: UnsafeMutablePointer<Float>, count: Int
   ) {
-    guard first.lowPass == nil && second.lowPass == nil && first.rate == second.rate else {
-      first.process(firstSamples, count: count)
-      second.process(secondSamples, count: count)
-      return
-    }
-    var stage1 = BiquadPair(first.highPass1, second.highPass1)
-    var stage2 = BiquadPair(first.highPass2, second.highPass2)
-    for index in 0..<count {
-      let y = stage2.process(stage1.process(SIMD2(firstSamples[index], secondSamples[index])))
-      firstSamples[index] = y[0]
-      secondSamples[index] = y[1]
-    }
-    stage1.store(into: &first.highPass1, &second.highPass1)
-    stage2.store(into: &first.highPass2, &second.highPass2)
-  }
-}
-
-/// Two biquads with the same coefficients run as one in two SIMD lanes.
-private struct BiquadPair {
-  let b0: Float, b1: Float, b2: Float, a1: Float, a2: Float
-  var x1: SIMD2<Float>, x2: SIMD2<Float>, y1: SIMD2<Float>, y2: SIMD2<Float>
-
-  init(_ first: Biquad, _ second: Biquad) {
-    b0 = first.b0
-    b1 = first.b1
-    b2 = first.b2
-    a1 = first.a1
-    a2 = first.a2
-    x1 = SIMD2(first.x1, second.x1)
-    x2 = SIMD2(first.x2, second.x2)
-    y1 = SIMD2(first.y1, second.y1)
-    y2 = SIMD2(first.y2, second.y2)
-  }
-
-  @inline(__always)
-  mutating func process(_ x: SIMD2<Float>) -> SIMD2<Float> {
-    let independent = (b0 * x + b1 * x1 + b2 * x2) - a2 * y2
-    let y = independent - a1 * y1
-    x2 = x1
-    x1 = x
-    y2 = y1
-    y1 = y
-    return y
-  }
-
-  func store(into first: inout Biquad, _ second: inout Biquad) {
-    first.x1 = x1[0]
-    first.x2 = x2[0]
-    first.y1 = y1[0]
-    first.y2 = y2[0]
-    second.x1 = x1[1]
-    second.x2 = x2[1]
-    second.y1 = y1[1]
-    second.y2 = y2[1]
+    first.process(firstSamples, count: count)
+    second.process(secondSamples, count: count)
   }
 }

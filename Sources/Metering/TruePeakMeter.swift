@@ -67,10 +67,11 @@ public final class TruePeakMeter {
     while start < count {
       let end = min(count, start + Self.run)
       // Values between samples start and end depend on the run and the
-      // `history` samples before it, all within this run and the last.
-      let runPeak = Self.peak(buffer + history + start, count: end - start)
-      if max(runPeak, previousRunPeak) * overshoot > peak { interpolate(from: start, to: end) }
-      previousRunPeak = runPeak
+      // `history` samples before it (from this call or the last), so a run
+      // is skipped only when none of those could raise the peak: whatever
+      // the cut into calls, the peak is the largest value of all.
+      let reach = Self.peak(buffer + start, count: history + end - start)
+      if reach * overshoot > peak { interpolate(from: start, to: end) }
       start = end
     }
     buffer.update(from: buffer + count, count: history)
@@ -78,7 +79,6 @@ public final class TruePeakMeter {
 
   /// Samples per run checked for skipping (at least the history).
   private static let run = 32
-  private var previousRunPeak: Float = 0
 
   private static func peak(_ values: UnsafePointer<Float>, count: Int) -> Float {
     var lanes = SIMD4<Float>()

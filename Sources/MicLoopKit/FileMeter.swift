@@ -5,10 +5,10 @@ import Metering
 /// memory stays flat for any length.
 ///
 /// Two threads share the work: a reader thread reads, converts, measures
-/// peak, RMS and true peak and reduces each channel to its speech band at
-/// the talk detector's rate (`MeterLevelStage`) a few blocks ahead, while
-/// the calling thread runs the envelope, the talk decisions and loudness
-/// (`MeterTalkStage`) and emits every event. The events are exactly those of a
+/// peak, RMS and true peak and reduces each channel to the talk detector's
+/// rate (`MeterLevelStage`) a few blocks ahead, while the calling thread
+/// runs the speech-band filter, the envelope, the talk decisions and
+/// loudness (`MeterTalkStage`) and emits every event. The events are exactly those of a
 /// `MeterProcessor` fed the same file.
 public enum FileMeter {
   /// The outcome of metering a file.
@@ -24,10 +24,17 @@ public enum FileMeter {
   /// stream order (ending with the summary) on the calling thread;
   /// `shouldStop`, asked before each block, ends it early with the summary
   /// of what was read. `reader` is read on another thread until this returns.
+  /// - Parameter blockFrames: frames per block read; by default
+  ///   `fileBlockFrames` (or the whole file, when shorter) when the length
+  ///   is known, else `streamBlockFrames`.
   public static func run(
-    _ reader: AudioFileReader, settings: MeterSettings, blockFrames: Int = 16_384,
+    _ reader: AudioFileReader, settings: MeterSettings, blockFrames: Int? = nil,
     shouldStop: () -> Bool = { false }, emit: (MeterEvent) -> Void
   ) throws(AudioFileError) -> Outcome {
+    let blockFrames =
+      blockFrames
+      ?? reader.declaredFrameCount.map { Int(min(Int64(fileBlockFrames), max(1, $0))) }
+      ?? streamBlockFrames
     let levels = MeterLevelStage(
       sampleRate: reader.sampleRate, channelCount: reader.channelCount, settings: settings,
       maximumBlock: blockFrames, screensNonFinite: reader.canHoldNonFiniteSamples)
@@ -71,10 +78,16 @@ public enum FileMeter {
 
   /// Blocks read ahead at most.
   static let blocksInFlight = 4
+  /// Frames per block of a file of known length: long blocks, so that
+  /// handing them between the threads (a wake-up each) costs next to nothing.
+  public static let fileBlockFrames = 65_536
+  /// Frames per block of a stream (a pipe): short, so that readings
+  /// follow the stream closely.
+  public static let streamBlockFrames = 16_384
 }
 
 /// One block of audio on its way from the reader thread to the talk
-/// stage: the frames as read, each metered channel's reduced speech band,
+/// stage: the frames as read, each metered channel at the reduced rate,
 /// and the intervals that ended inside it.
 final class ReducedBlock {
   /// The block's `frames` interleaved frames as read (screened).
