@@ -615,7 +615,8 @@ def main():
         "# Benchmarks",
         "",
         "Written by `make bench` (Bench/bench.py); every comparison runs both tools on the same input in the "
-        "same run. Absolute times drift on shared machines; the ratios are what to quote.",
+        "same run. Absolute times drift on shared machines; the ratios are what to quote. Where the time goes, "
+        "stage by stage, is measured by hand with `perf` and kept in `Docs/PROFILES.md`.",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}. "
         f"Run on {time.strftime('%Y-%m-%d')}.",
