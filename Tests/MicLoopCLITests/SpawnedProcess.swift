@@ -77,7 +77,12 @@ final class SpawnedProcess {
     return true
   }
 
-  func signal(_ number: Int32) { kill(pid, number) }
+  /// Signals the process while it is ours: once it has been waited for,
+  /// its pid may already name another process, or a thread of this test
+  /// run (pids wrap at 32768 here, and a test run spawns thousands).
+  func signal(_ number: Int32) {
+    if status == nil { kill(pid, number) }
+  }
 
   /// Waits until the process has printed `text` on standard output (for
   /// example its start line); false when it exits first or `timeout`
