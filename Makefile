@@ -72,7 +72,10 @@ unit-test: setup
 	$(SWIFT) build
 	set -o pipefail; MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) MICLOOP_PYTHON=$(PYTHON) \
 	  $(SWIFT) test --disable-xctest 2>&1 | tee .build/unit-test.log
-	@grep -a 'Test run with' .build/unit-test.log | tail -1 > .build/unit-test.summary
+	@grep -a 'Test run with' .build/unit-test.log | tail -1 > .build/unit-test.summary; \
+	  [ -s .build/unit-test.summary ] || echo "unit-test: the test runner printed no closing line" \
+	    "($$(grep -ac 'passed after' .build/unit-test.log) tests and suites reported passing)" \
+	    > .build/unit-test.summary
 
 ## soak: 24 hours of simulated audio through a live loopback job (meter, DTMF, recording),
 ## optimised and as fast as the machine allows; fails on any growth of memory, drift or loss
