@@ -162,6 +162,28 @@ enum DualToneRunRule {
       return (low + high) / (Double(lowHarmonic) + highHarmonic)
     }
 
+    /// Calls `body` with each multiple of `pitch` in the voice band and the
+    /// point halfway below it, for those both of which lie more than
+    /// `clear` Hz from either tone: the places where a voice's other
+    /// harmonics, and the gaps between them, are looked for.
+    @inline(__always)
+    static func forEachMultiple(
+      of pitch: Double, clearOf tones: (Double, Double), by clear: Double,
+      _ body: (_ at: Double, _ halfway: Double) -> Void
+    ) {
+      var multiple = 1.0
+      while multiple * pitch <= SignallingBand.voiceHigh {
+        let at = multiple * pitch
+        let halfway = at - 0.5 * pitch
+        multiple += 1
+        guard halfway >= SignallingBand.voiceLow,
+          min(abs(at - tones.0), abs(at - tones.1), abs(halfway - tones.0), abs(halfway - tones.1))
+            > clear
+        else { continue }
+        body(at, halfway)
+      }
+    }
+
     /// In one frame: the power on the multiples of `pitch` in the voice
     /// band (those clear of the tones at `low` and `high` Hz, with their
     /// halfway points) less the power halfway below them, over the power
@@ -182,18 +204,10 @@ enum DualToneRunRule {
       }
       let pair = lobe(low) + lobe(high)
       guard pair > 0 else { return 0 }
-      let clear = clearOfTones * width
       var series = 0.0
       var between = 0.0
-      var multiple = 1.0
-      while multiple * pitch <= SignallingBand.voiceHigh {
-        let at = multiple * pitch
-        let halfway = at - 0.5 * pitch
-        multiple += 1
-        guard halfway >= SignallingBand.voiceLow,
-          min(abs(at - low), abs(at - high), abs(halfway - low), abs(halfway - high)) > clear,
-          let onIt = power(at), let offIt = power(halfway)
-        else { continue }
+      forEachMultiple(of: pitch, clearOf: (low, high), by: clearOfTones * width) { at, halfway in
+        guard let onIt = power(at), let offIt = power(halfway) else { return }
         series += onIt
         between += offIt
       }

@@ -110,14 +110,8 @@ final class HarmonicSeriesProbe {
       else { break }
       guard pitch > 2 * lobe else { continue }
       var series = 0.0
-      var multiple = 1.0
-      while multiple * pitch <= SignallingBand.voiceHigh {
-        let at = multiple * pitch
-        let halfway = at - 0.5 * pitch
-        multiple += 1
-        guard halfway >= SignallingBand.voiceLow,
-          min(abs(at - low), abs(at - high), abs(halfway - low), abs(halfway - high)) > lobe
-        else { continue }
+      DualToneRunRule.HarmonicPair.forEachMultiple(of: pitch, clearOf: (low, high), by: lobe) {
+        at, halfway in
         series += power(at) - power(halfway)
       }
       evidence.series = max(evidence.series, series / pair)

@@ -485,7 +485,7 @@ final class ToneFrameClassifier {
         run.duration < DualToneRunRule.shortTone
         ? min(settings.frequencyTolerance, DualToneRunRule.shortToneTolerance)
         : settings.frequencyTolerance
-      let errors = (abs(run.frequencies.0 / nominal.0 - 1), abs(run.frequencies.1 / nominal.1 - 1))
+      let errors = Self.errors(of: run, from: nominal)
       return errors.0 <= tolerance && errors.1 <= tolerance
         && settings.twist.contains(run.twist)
         && run.coherence >= DualToneRunRule.minimumCoherence
@@ -503,10 +503,15 @@ final class ToneFrameClassifier {
   /// `evidence` of a voice its whole span shows (`DualToneRunRule.VoiceSpan`),
   /// measured only for a run not held locked like a key.
   func acceptsSpan(_ run: ToneRun, evidence: () -> VoiceEvidence) -> Bool {
-    let nominal = nominalFrequencies(of: run.symbol)
-    let errors = (abs(run.frequencies.0 / nominal.0 - 1), abs(run.frequencies.1 / nominal.1 - 1))
+    let errors = Self.errors(of: run, from: nominalFrequencies(of: run.symbol))
     return DualToneRunRule.LockedKey.holds(run, errors: errors)
       || DualToneRunRule.VoiceSpan.holds(run, errors: errors, evidence: evidence())
+  }
+
+  /// How far a pair's measured frequencies lie from its `nominal` ones,
+  /// relative, each tone.
+  private static func errors(of run: ToneRun, from nominal: (Double, Double)) -> (Double, Double) {
+    (abs(run.frequencies.0 / nominal.0 - 1), abs(run.frequencies.1 / nominal.1 - 1))
   }
 
   /// The index of the nominal frequency within tolerance of `frequency`.

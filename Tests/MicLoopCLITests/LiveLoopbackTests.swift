@@ -340,9 +340,7 @@ import Testing
     job.signal(SIGINT)
     let result = job.result()
     #expect(result.status == 0, "\(result.errorOutput)")
-    let events = result.output.split(separator: "\n").compactMap {
-      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-    }
+    let events = RecordCommandTests.lines(result.output)
     let kinds = events.compactMap { $0["event"] as? String }
     #expect(kinds.filter { $0 == "summary" }.count == 1, "\(kinds)")
     let lost = try #require(kinds.firstIndex(of: "device_lost"))
@@ -410,9 +408,7 @@ import Testing
     let result = job.result()
     let wall = Date().timeIntervalSince(started)
     #expect(result.status == 0, "\(result.errorOutput)")
-    let events = result.output.split(separator: "\n").compactMap {
-      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-    }
+    let events = RecordCommandTests.lines(result.output)
     let seconds: Double
     if command == "loopback" {
       let reader = try AudioFileReader(path: recording)
@@ -468,9 +464,7 @@ import Testing
     let result = job.result()
     let wall = Date().timeIntervalSince(started)
     #expect(result.status == 0, "\(result.errorOutput)")
-    let events = result.output.split(separator: "\n").compactMap {
-      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-    }
+    let events = RecordCommandTests.lines(result.output)
     let streamed = try #require(
       events.last { $0["event"] as? String == "summary" }?["duration"] as? Double)
     let gaps = events.filter { $0["event"] as? String == "gap" }
