@@ -58,5 +58,8 @@ Thread.detachNewThread {
 }
 if !unit.waitUntilStopped(timeout: seconds) { unit.stopAfterDrain() }
 let frames = generator.framesRendered.load(ordering: .relaxed)
-print("Rendered \(frames) frames in periods of \(unit.format?.maximumFrameCount ?? 0)")
+let underruns = unit.statistics.underruns.load(ordering: .relaxed)
+print(
+  "Rendered \(frames) frames in periods of \(unit.format?.maximumFrameCount ?? 0)"
+    + (underruns > 0 ? " (\(underruns) underruns: the speaker went silent)" : ""))
 exit(unit.failure == nil ? 0 : 1)

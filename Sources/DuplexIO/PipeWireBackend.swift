@@ -40,6 +40,9 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
   static let drainCycles = 4
   /// Seconds `open` waits for the node to be set up and run its first cycle.
   static let setUpTimeout = 5.0
+  /// Seconds `start` waits for the links it made to carry buffers; past
+  /// it the unit starts anyway (a peer that is late is not an error).
+  static let linkTimeout = 3.0
   /// The failure code of a graph whose sample rate changed under the unit.
   static let rateChangedCode = EDOM
 
@@ -85,6 +88,11 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
   private let graphRate = Atomic<Int>(0)
   /// Inputs with a link (bit per port), as the registry's links say.
   let linkedInputs = Atomic<UInt64>(0)
+  /// The ports `start` linked (inputs in the low bits of the first,
+  /// outputs of the second), and whether a cycle has had a buffer on each.
+  private let awaitedInputs = Atomic<UInt64>(0)
+  private let awaitedOutputs = Atomic<UInt64>(0)
+  private let areLinksFlowing = Atomic<Bool>(false)
   /// Whether the data thread runs real-time: 0 unknown, 1 no, 2 yes.
   private let realtimeState = Atomic<Int>(0)
 
@@ -228,14 +236,30 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
     return ports
   }
 
-  /// Links the ports, waits until the server made the links, then hands
-  /// the cycles to the unit: its first period is already heard.
+  /// Links the ports, waits until a cycle has carried buffers on every
+  /// port it linked (a link the server made is not yet one that flows),
+  /// then hands the cycles to the unit: its first period is already heard.
   public func start(calling handler: any ServerCycleHandler) -> IOResult {
     guard filter != nil, let connection else { return .failed(ENODEV) }
     self.handler = handler
-    link(inputs, to: captureTarget, isCapture: true)
-    link(outputs, to: playbackTarget, isCapture: false)
+    areLinksFlowing.store(false, ordering: .sequentiallyConsistent)
+    awaitedInputs.store(0, ordering: .relaxed)
+    awaitedOutputs.store(0, ordering: .relaxed)
+    let inputs = link(inputs, to: captureTarget, isCapture: true)
+    let outputs = link(outputs, to: playbackTarget, isCapture: false)
     _ = connection.roundTrip()
+    // Outputs first: a cycle that sees the inputs also sees the outputs.
+    awaitedOutputs.store(outputs, ordering: .releasing)
+    awaitedInputs.store(inputs, ordering: .releasing)
+    let deadline = MonotonicClock.seconds + Self.linkTimeout
+    while inputs | outputs != 0 && !areLinksFlowing.load(ordering: .sequentiallyConsistent)
+      && MonotonicClock.seconds < deadline
+      && connection.withLock({
+        filterState != MICLOOP_PW_FILTER_STATE_ERROR && connection.serverError == nil
+      })
+    {
+      usleep(2_000)
+    }
     isStarted.store(true, ordering: .sequentiallyConsistent)
     return .ready
   }
@@ -348,6 +372,7 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
       outputs.buffers[index] = api.pointee.filter_get_dsp_buffer(
         outputs.data[index], UInt32(frames))?.assumingMemoryBound(to: Float.self)
     }
+    if !areLinksFlowing.load(ordering: .relaxed) { noteFlowingLinks() }
     let clock = position.pointee.clock.position
     let clockID = position.pointee.clock.id
     var lost = 0
@@ -379,6 +404,25 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
       for index in 0..<outputs.count { outputs.buffers[index]?.update(repeating: 0, count: frames) }
     }
     cycles.add(1, ordering: .releasing)
+  }
+
+  /// Notes when every port `start` linked has a buffer this cycle.
+  private func noteFlowingLinks() {
+    var inputsWithBuffers: UInt64 = 0
+    for index in 0..<min(inputs.count, 64) where inputs.buffers[index] != nil {
+      inputsWithBuffers |= 1 << UInt64(index)
+    }
+    var outputsWithBuffers: UInt64 = 0
+    for index in 0..<min(outputs.count, 64) where outputs.buffers[index] != nil {
+      outputsWithBuffers |= 1 << UInt64(index)
+    }
+    let inputs = awaitedInputs.load(ordering: .acquiring)
+    let outputs = awaitedOutputs.load(ordering: .acquiring)
+    if inputs | outputs != 0, inputsWithBuffers & inputs == inputs,
+      outputsWithBuffers & outputs == outputs
+    {
+      areLinksFlowing.store(true, ordering: .sequentiallyConsistent)
+    }
   }
 
   /// Notes once whether the data thread runs with a real-time policy.

@@ -52,11 +52,13 @@ extension PipeWireBackend {
   }
 
   /// Links the node's ports as the device name asked, through the server's
-  /// link factory; the links go with the node.
-  func link(_ ports: FilterPorts, to target: DeviceRoute.PortTarget, isCapture: Bool) {
+  /// link factory; the links go with the node. Returns the ports linked,
+  /// a bit per port.
+  @discardableResult
+  func link(_ ports: FilterPorts, to target: DeviceRoute.PortTarget, isCapture: Bool) -> UInt64 {
     guard ports.count > 0, let connection, let api, let filter, let core = connection.core,
       let peer = try? targetNode(target, isCapture: isCapture)
-    else { return }
+    else { return 0 }
     let node = connection.withLock { api.pointee.filter_get_node_id(filter) }
     // The node's own ports appear in the registry once the server has them.
     var globals = connection.snapshot()
@@ -81,6 +83,7 @@ extension PipeWireBackend {
     let pairs = portPairs(
       clientPorts: own.count, serverPorts: theirs.count,
       fansOut: !isCapture && target == .automatic)
+    var linked: UInt64 = 0
     connection.withLock {
       for (mine, other) in pairs {
         let (output, input) = isCapture ? (theirs[other], own[mine]) : (own[mine], theirs[other])
@@ -90,9 +93,13 @@ extension PipeWireBackend {
           ("link.input.node", "\(inputNode)"), ("link.input.port", "\(input)"),
           ("object.linger", "false"),
         ]) { micloop_pw_core_create_link(core, $0) }
-        if let proxy { links.append(proxy) }
+        if let proxy {
+          links.append(proxy)
+          if mine < 64 { linked |= 1 << UInt64(mine) }
+        }
       }
     }
+    return linked
   }
 
   /// Ports or links came or went (loop thread): which inputs now have a
