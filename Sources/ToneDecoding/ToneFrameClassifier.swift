@@ -490,7 +490,8 @@ final class ToneFrameClassifier {
         && settings.twist.contains(run.twist)
         && run.coherence >= DualToneRunRule.minimumCoherence
         && (run.share >= runShare || DualToneRunRule.SteadyKey.holds(run, errors: errors)
-          || DualToneRunRule.LockedKey.holds(run, errors: errors))
+          || DualToneRunRule.LockedKey.holds(run, errors: errors)
+          || DualToneRunRule.DentedKey.holds(run, errors: errors))
         && DualToneRunRule.HarmonicPair.holds(run, errors: errors)
     case .single:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[run.symbol]
@@ -500,12 +501,17 @@ final class ToneFrameClassifier {
   }
 
   /// For DTMF, whether an accepted `run` is still a key with the
-  /// `evidence` of a voice its whole span shows (`DualToneRunRule.VoiceSpan`),
+  /// `evidence` of a voice its whole span shows (`DualToneRunRule.VoiceSpan`,
+  /// and for a key taken only as dented, `DualToneRunRule.DentedKey`),
   /// measured only for a run not held locked like a key.
   func acceptsSpan(_ run: ToneRun, evidence: () -> VoiceEvidence) -> Bool {
     let errors = Self.errors(of: run, from: nominalFrequencies(of: run.symbol))
-    return DualToneRunRule.LockedKey.holds(run, errors: errors)
-      || DualToneRunRule.VoiceSpan.holds(run, errors: errors, evidence: evidence())
+    if DualToneRunRule.LockedKey.holds(run, errors: errors) { return true }
+    let isDentedOnly =
+      run.share < runShare && !DualToneRunRule.SteadyKey.holds(run, errors: errors)
+    return isDentedOnly
+      ? DualToneRunRule.DentedKey.showsNoVoice(evidence())
+      : DualToneRunRule.VoiceSpan.holds(run, errors: errors, evidence: evidence())
   }
 
   /// How far a pair's measured frequencies lie from its `nominal` ones,

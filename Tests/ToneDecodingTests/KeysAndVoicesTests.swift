@@ -30,12 +30,16 @@ import TonePlans
 
   /// A third tone at 0.7 leaves the key about 0.8 of the band, under the
   /// run share and the steady key's share alike: held locked on its tones
-  /// it is a key all the same; gliding ±1 % (a voice's pair) it is not, nor
-  /// is a key left with under `LockedKey.share` (a third tone at 0.9).
+  /// it is a key all the same; gliding ±1 % (a voice's pair) it is not. A
+  /// third tone at 0.9 leaves it about 0.71, under `LockedKey.share`: still
+  /// a key held this steadily (`DentedKey`), since nothing under it is a
+  /// voice; at 1.2 (a share of about 0.58) no key.
   @Test func aKeyLockedOnItsTonesKeepsAShareTakenByWhatIsUnderIt() throws {
     #expect(try Self.key(third: 0.7, glide: 0) == "5")
     #expect(try Self.key(third: 0.7, glide: 0.01) == "")
-    #expect(try Self.key(third: 0.9, glide: 0) == "")
+    #expect(try Self.key(third: 0.9, glide: 0) == "5")
+    #expect(try Self.key(third: 0.9, glide: 0.01) == "")
+    #expect(try Self.key(third: 1.2, glide: 0) == "")
   }
 
   /// A sung /a/ (formants at 700 and 1220 Hz) on 174.25 Hz, whose 4th and
