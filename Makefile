@@ -27,7 +27,7 @@ REAL_KEYS_EVAL ?= --guard --check --report-only
 # below the floors micloop already clears (--guard) and prints the open targets.
 REAL_TALK_EVAL ?= --guard --check --report-only
 
-.PHONY: setup build debug check test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval feedback-eval fuzz-check fuzz bench demo docs manual format install clean
+.PHONY: setup build debug check test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval feedback-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -55,7 +55,7 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval feedback-eval fuzz-check
+test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval feedback-eval fuzz-check
 	@echo "make test: every stage passed; the unit, end-to-end and live tests:"
 	@cat .build/unit-test.summary
 
@@ -117,6 +117,11 @@ real-talkoff-eval: build
 ## real-keys-eval: 400 DTMF keys under recorded speech and under music through G.711, beside multimon-ng and spandsp
 real-keys-eval: build
 	$(PYTHON) Scripts/real_keys_eval.py --micloop $(RELEASE_BIN) $(REAL_KEYS_EVAL)
+
+## record-eval: record --input on recorded prompts joined by pauses either side of the hang, in white noise at 30, 20
+## and 10 dB SNR; fails when an onset falls outside every file, or at 20 dB or more a transmission is not one file
+record-eval: build
+	$(PYTHON) Scripts/record_eval.py --micloop $(RELEASE_BIN) --check
 
 ## feedback-eval: the howl guard in three simulated rooms (gain staircase, time to act, false actions
 ## on a minute of speech and of music, 26 minutes of real music at three gains, passed signal);

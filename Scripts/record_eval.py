@@ -8,7 +8,11 @@ the hang are one), the files micloop made, and for each transmission the
 onset margin (its first audible sample minus its file's first sample), the
 onsets that fell outside every file, and transmissions split in two.
 
-    python3 Scripts/record_eval.py [--micloop .build/release/micloop] [--snr 20 10]
+    python3 Scripts/record_eval.py [--micloop .build/release/micloop] [--snr 30 20 10] [--check]
+
+With --check it fails (exit 1) when an onset falls outside every file at
+any SNR, or when at 20 dB SNR or more the files are not the transmissions
+(one file each, none split).
 """
 import argparse
 import json
@@ -29,6 +33,8 @@ PAUSES = [3.0, 0.6, 2.5, 1.2, 4.0, 0.9, 1.8, 0.3, 2.0, 1.1, 3.5]
 HANG = 1.5
 # A prompt's first audible sample: the first above -50 dBFS in the clean prompt.
 AUDIBLE = 10 ** (-50 / 20)
+# From this SNR up (dB) every transmission must be one file.
+CLEAN_SNR = 20
 
 
 def decode(name, folder):
@@ -42,8 +48,10 @@ def decode(name, folder):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--micloop", default=".build/release/micloop")
-    parser.add_argument("--snr", type=float, nargs="+", default=[20, 10])
+    parser.add_argument("--snr", type=float, nargs="+", default=[30, 20, 10])
+    parser.add_argument("--check", action="store_true", help="fail below the targets (see above)")
     arguments = parser.parse_args()
+    failures = []
     folder = tempfile.mkdtemp(prefix="micloop-record-eval-")
     clean = [np.zeros(int(RATE * 2.0), dtype=np.float32)]
     onsets, ends = [], []
@@ -110,6 +118,17 @@ def main():
               f"{longest_join:.2f} s, split from {shortest_split:.2f} s), {len(files)} files; "
               f"onset margin {min(margins):.0f}-{max(margins):.0f} ms (mean {np.mean(margins):.0f}); "
               f"onsets outside a file: {outside}; transmissions split: {split}; exit {result.returncode}")
+        if result.returncode != 0:
+            failures.append(f"SNR {snr:g} dB: micloop record exited {result.returncode}")
+        if outside:
+            failures.append(f"SNR {snr:g} dB: {outside} onsets outside every file")
+        if snr >= CLEAN_SNR and (split or len(files) != len(groups)):
+            failures.append(f"SNR {snr:g} dB: {len(files)} files for {len(groups)} transmissions, {split} split")
+    for failure in failures:
+        print(f"record evaluation: below target: {failure}")
+    if arguments.check and failures:
+        raise SystemExit(1)
+    print("record evaluation " + ("passed" if not failures else "below target (report only)"))
 
 
 if __name__ == "__main__":
