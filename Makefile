@@ -77,10 +77,12 @@ unit-test: setup
 	    "($$(grep -ac 'passed after' .build/unit-test.log) tests and suites reported passing)" \
 	    > .build/unit-test.summary
 
-## soak: 24 hours of simulated audio through a live loopback job (meter, DTMF, recording),
-## optimised and as fast as the machine allows; fails on any growth of memory, drift or loss
+## soak: 24 hours of simulated audio through a live job (meter, DTMF, recording), then 3 hours with the
+## howl guard too, optimised and as fast as the machine allows; fails on any growth of memory, drift,
+## loss or guard action
 soak: build
 	.build/release/micloop-soak 24
+	.build/release/micloop-soak 3 --guard
 
 ## consumer-check: a separate package depending on micloop by version builds and runs
 consumer-check: setup

@@ -76,7 +76,8 @@ let package = Package(
     .executableTarget(
       name: "micloop-soak",
       dependencies: [
-        "MicLoopKit", "DuplexIO", "DuplexIOTesting", "TonePlans", "ToneDecoding", "AudioFiles",
+        "MicLoopKit", "DuplexIO", "DuplexIOTesting", "FeedbackControl", "Metering", "TonePlans",
+        "AudioFiles",
       ],
       path: "Tests/Soak"),
     // The howl guard in simulated rooms; `make feedback-eval` runs it optimised.
