@@ -13,6 +13,7 @@ let package = Package(
     .library(name: "TonePlans", targets: ["TonePlans"]),
     .library(name: "ToneDecoding", targets: ["ToneDecoding"]),
     .library(name: "AudioFiles", targets: ["AudioFiles"]),
+    .library(name: "Recording", targets: ["Recording"]),
     .library(name: "MicLoopKit", targets: ["MicLoopKit"]),
     .library(name: "Plotting", targets: ["Plotting"]),
     // The command line itself, for checking arguments without running them.
@@ -45,11 +46,17 @@ let package = Package(
     .target(name: "TonePlans"),
     .target(name: "ToneDecoding", dependencies: ["SignalDSP", "TonePlans", "CFFTW"]),
     .target(name: "AudioFiles", dependencies: ["CSndFile"]),
+    // The triggered recorder: transmissions to files, an index, retention.
+    .target(
+      name: "Recording",
+      dependencies: [
+        "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles", "TextFormatting",
+      ]),
     .target(
       name: "MicLoopKit",
       dependencies: [
         "DuplexIO", "SignalDSP", "FeedbackControl", "Metering", "TonePlans", "ToneDecoding",
-        "AudioFiles", "TextFormatting",
+        "AudioFiles", "Recording", "TextFormatting",
       ]),
     .target(name: "TextFormatting"),
     .target(
@@ -62,7 +69,8 @@ let package = Package(
       name: "MicLoopCLI",
       dependencies: [
         "MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "FeedbackControl", "Metering",
-        "TonePlans", "ToneDecoding", "AudioFiles", "Console", "Plotting", "TextFormatting",
+        "TonePlans", "ToneDecoding", "AudioFiles", "Recording", "Console", "Plotting",
+        "TextFormatting",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "micloop", dependencies: ["MicLoopCLI"]),
@@ -109,10 +117,13 @@ let package = Package(
       name: "ToneDecodingTests", dependencies: ["ToneDecoding", "TonePlans", "TestSupport"]),
     .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles", "TestSupport"]),
     .testTarget(
+      name: "RecordingTests",
+      dependencies: ["Recording", "AudioFiles", "Metering", "SignalDSP", "TestSupport"]),
+    .testTarget(
       name: "MicLoopKitTests",
       dependencies: [
-        "MicLoopKit", "SignalDSP", "FeedbackControl", "TonePlans", "ToneDecoding", "Metering",
-        "DuplexIO", "DuplexIOTesting", "AudioFiles", "AllocationCounter", "TestSupport",
+        "MicLoopKit", "Recording", "SignalDSP", "FeedbackControl", "TonePlans", "ToneDecoding",
+        "Metering", "DuplexIO", "DuplexIOTesting", "AudioFiles", "AllocationCounter", "TestSupport",
       ]),
     .testTarget(name: "TextFormattingTests", dependencies: ["TextFormatting"]),
     .testTarget(name: "ConsoleTests", dependencies: ["Console", "FeedbackControl", "Metering"]),

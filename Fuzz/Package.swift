@@ -24,6 +24,7 @@ let package = Package(
         .product(name: "Metering", package: "micloop"),
         .product(name: "MicLoopKit", package: "micloop"),
         .product(name: "Plotting", package: "micloop"),
+        .product(name: "Recording", package: "micloop"),
         .product(name: "SignalDSP", package: "micloop"),
         .product(name: "ToneDecoding", package: "micloop"),
         .product(name: "TonePlans", package: "micloop"),

@@ -2,7 +2,7 @@ import ArgumentParser
 import AudioFiles
 import Console
 import DuplexIO
-import MicLoopKit
+import Recording
 import TextFormatting
 import ToneDecoding
 import TonePlans

@@ -1,6 +1,6 @@
 import ArgumentParser
 import AudioFiles
-import MicLoopKit
+import Recording
 
 /// A size on the command line: bytes, or with K, M, G or T (powers of
 /// 1024; a trailing B or iB is allowed): "30M", "2G", "500KiB".

@@ -1,6 +1,6 @@
 import Console
 import DuplexIO
-import MicLoopKit
+import Recording
 import TextFormatting
 
 /// Prints what a recording session reports: JSON Lines (`--json`, the

@@ -2,6 +2,7 @@ import AudioFiles
 import Console
 import DuplexIO
 import MicLoopKit
+import Recording
 import ToneDecoding
 import TonePlans
 

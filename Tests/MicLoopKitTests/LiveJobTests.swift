@@ -5,6 +5,7 @@ import FeedbackControl
 import Foundation
 import Metering
 import MicLoopKit
+import Recording
 import SignalDSP
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import DuplexIO
 import DuplexIOTesting
 import Foundation
 import MicLoopKit
+import Recording
 import Synchronization
 import TestSupport
 import Testing

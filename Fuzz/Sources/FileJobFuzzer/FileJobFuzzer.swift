@@ -3,6 +3,7 @@ import FeedbackControl
 import Metering
 import MicLoopKit
 import Plotting
+import Recording
 import SignalDSP
 import ToneDecoding
 import TonePlans

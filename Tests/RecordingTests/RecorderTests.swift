@@ -1,7 +1,7 @@
 import AudioFiles
 import Foundation
 import Metering
-import MicLoopKit
+import Recording
 import SignalDSP
 import TestSupport
 import Testing

@@ -1,5 +1,4 @@
 import AudioFiles
-import DuplexIO
 import TonePlans
 
 #if canImport(Glibc)

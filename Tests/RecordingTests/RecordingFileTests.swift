@@ -2,7 +2,7 @@ import AudioFiles
 import Foundation
 import Testing
 
-@testable import MicLoopKit
+@testable import Recording
 
 /// A recording's file is a whole `.part` file from its first block on:
 /// before that it has another name, so a kill while its header is made

@@ -1,5 +1,4 @@
 #if canImport(Glibc)
-  import DuplexIO
   import Glibc
 #endif
 

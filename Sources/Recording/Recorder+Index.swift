@@ -1,5 +1,4 @@
 import AudioFiles
-import DuplexIO
 import TextFormatting
 import TonePlans
 

@@ -1,6 +1,7 @@
 import AudioFiles
 import DuplexIO
 import Metering
+import Recording
 import TextFormatting
 import ToneDecoding
 import TonePlans

@@ -1,6 +1,6 @@
 import AudioFiles
 import Foundation
-import MicLoopKit
+import Recording
 import TestSupport
 import Testing
 

@@ -1,5 +1,4 @@
 import AudioFiles
-import DuplexIO
 
 #if canImport(Glibc)
   import Glibc
