@@ -57,6 +57,8 @@ final class HowlDetector {
   private let current: UnsafeMutablePointer<Float>
   private let powers: UnsafeMutablePointer<Double>
   private let sums: UnsafeMutablePointer<Double>
+  /// This hop's mean level of each bin's neighbours (dB), from `lowBin` to `highBin`.
+  private let neighbours: UnsafeMutablePointer<Double>
   private let neighbourNear: Int
   private let neighbourFar: Int
   /// Hops in `growthSpan`, `fastGrowthSpan`, `slowGrowthSpan` and `steadyGrowthSpan`.
@@ -108,6 +110,8 @@ final class HowlDetector {
     powers.initialize(repeating: 0, count: binCount)
     sums = .allocate(capacity: binCount + 1)
     sums.initialize(repeating: 0, count: binCount + 1)
+    neighbours = .allocate(capacity: binCount)
+    neighbours.initialize(repeating: -300, count: binCount)
     spanLevels = .allocate(capacity: historyLength)
     spanLevels.initialize(repeating: 0, count: historyLength)
     longLevels = .allocate(capacity: historyLength)
@@ -126,6 +130,7 @@ final class HowlDetector {
     prominences.deallocate()
     powers.deallocate()
     sums.deallocate()
+    neighbours.deallocate()
     spanLevels.deallocate()
     longLevels.deallocate()
     spanProminences.deallocate()
@@ -210,17 +215,19 @@ final class HowlDetector {
       let power = spectrum.binPower(bin) + 1e-30
       powers[bin] = power
       sums[bin + 1] = sums[bin] + power
-      current[bin] = Float(10 * log10(power))
     }
+    // Apart, so that the compiler can take several bins' levels at once.
+    for bin in 0..<binCount { current[bin] = PowerLevel.decibels(Float(powers[bin])) }
     newest = (newest + 1) % historyLength
     hops += 1
     let row = levels + newest * binCount
     let frequencyRow = frequencies + newest * binCount
     let prominenceRow = prominences + newest * binCount
     for bin in lowBin...highBin {
+      neighbours[bin] = meanNeighbourLevel(bin)
       row[bin] = max(current[bin - 1], current[bin], current[bin + 1])
       frequencyRow[bin] = .nan
-      prominenceRow[bin] = row[bin] - Float(neighbourLevel(bin))
+      prominenceRow[bin] = row[bin] - Float(neighbours[bin])
     }
     var bin = lowBin
     while bin <= highBin {
@@ -260,8 +267,12 @@ final class HowlDetector {
     return (Double(bin) + max(-0.5, min(0.5, offset))) * binWidth
   }
 
+  /// Mean power of the bins `neighbourNear` to `neighbourFar` away from
+  /// `bin` (`lowBin` to `highBin`), in dB, as this hop measured it.
+  private func neighbourLevel(_ bin: Int) -> Double { neighbours[bin] }
+
   /// Mean power of the bins `neighbourNear` to `neighbourFar` away, in dB.
-  private func neighbourLevel(_ bin: Int) -> Double {
+  private func meanNeighbourLevel(_ bin: Int) -> Double {
     let belowFrom = max(0, bin - neighbourFar)
     let belowTo = max(belowFrom, bin - neighbourNear + 1)
     let aboveFrom = min(binCount, bin + neighbourNear)
@@ -269,7 +280,7 @@ final class HowlDetector {
     let count = (belowTo - belowFrom) + (aboveTo - aboveFrom)
     guard count > 0 else { return -300 }
     let sum = sums[belowTo] - sums[belowFrom] + sums[aboveTo] - sums[aboveFrom]
-    return 10 * log10(max(1e-30, sum) / Double(count))
+    return Double(PowerLevel.decibels(Float(max(1e-30, sum) / Double(count))))
   }
 
   /// The strongest level around half, twice and three times the bin's frequency.
