@@ -153,7 +153,7 @@ bench: build
 ## docs: the DocC archives of the DuplexIO, Metering and ToneDecoding APIs in .build/docs/ (warnings fail the build)
 docs: setup
 	mkdir -p .build/docs
-	for target in DuplexIO Metering ToneDecoding; do \
+	for target in DuplexIO Metering ToneDecoding Recording; do \
 	  $(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \
 	    --target $$target --output-path .build/docs/$$target --warnings-as-errors || exit 1; \
 	done

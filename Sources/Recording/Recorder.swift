@@ -155,6 +155,11 @@ public final class Recorder {
   /// takes stock of earlier recordings there, creates the session's index
   /// and reports `sessionStarted`.
   /// - Parameters:
+  ///   - settings: triggers, timing, naming and retention (checked).
+  ///   - sampleRate: the stream's rate, within `RecorderSettings.sampleRates`.
+  ///   - channelCount: the stream's channels; every file has them all.
+  ///   - encoding: the sample encoding of the files.
+  ///   - directory: where the files and the session's index go.
   ///   - clock: places timeline frames in wall-clock time.
   ///   - source: the device or file, for the index.
   ///   - listener: every event, in order, as it is written to the index.
