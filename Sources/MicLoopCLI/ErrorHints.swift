@@ -1,5 +1,6 @@
 import DuplexIO
 import MicLoopKit
+import Recording
 import TonePlans
 
 /// The library reports what failed; the command line adds what to do about
@@ -68,6 +69,43 @@ extension LiveJobError {
     case .ringOutRate(let planRate, let deviceRate):
       return
         "the devices run at \(deviceRate) Hz but the --ring-out response was measured at \(planRate) Hz; measure it at this rate (micloop latency --rate \(deviceRate) --save-ir FILE)"
+    }
+  }
+}
+
+extension RecorderError {
+  /// One line for standard error, with `--dir` where a directory is meant.
+  var commandLineMessage: String {
+    switch self {
+    case .notDirectory(let path):
+      return "\(path): not a directory; give --dir a directory (it is created when missing)"
+    default: return description
+    }
+  }
+}
+
+extension RecorderProblem {
+  /// The problem in one line, its fix worded with `record`'s options.
+  var commandLineMessage: String {
+    switch fix {
+    case .freeSpaceOrSetABudget:
+      return line(
+        fixWords:
+          "free space there, or give --max-bytes or --min-free to delete the oldest recordings")
+    case .raiseTheByteBudget: return line(fixWords: "raise --max-bytes")
+    case .freeSpaceOrLowerTheFloor: return line(fixWords: "free space there or lower --min-free")
+    case .checkTheDirectory, .none: return line()
+    }
+  }
+}
+
+extension ToneStart.ParseError {
+  /// One line for `--start-on`'s value, naming the option that does it.
+  var commandLineMessage: String {
+    switch reason {
+    case .subTone: return description + " with --ctcss HZ"
+    case .noSequence: return description + " (--start-on NAME)"
+    case .other: return description
     }
   }
 }

@@ -165,7 +165,7 @@ struct Record: ParsableCommand {
     try onCloseTimeout.require("--on-close-timeout", atLeast: 0.1, atMost: 86_400)
     for text in startOn {
       do { _ = try ToneStart(parsing: text) } catch {
-        throw ValidationError("--start-on: \(error)")
+        throw ValidationError("--start-on: \(error.commandLineMessage)")
       }
     }
     if let ctcss {
@@ -265,7 +265,7 @@ struct Record: ParsableCommand {
     } catch {
       let isData = if case .unsupportedRate = error { true } else { false }
       throw CommandFailure(
-        message: (isData ? input + ": " : "") + error.description, status: isData ? 65 : 1)
+        message: (isData ? input + ": " : "") + error.commandLineMessage, status: isData ? 65 : 1)
     }
     let outcome: FileRecording.Outcome
     do {

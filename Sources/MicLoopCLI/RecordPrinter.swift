@@ -40,8 +40,8 @@ final class RecordPrinter {
     if case .gap = event { gaps += 1 }
     if case .xrun = event { xruns += 1 }
     // A problem is always one line on standard error too.
-    if case .problem(let text) = event, mode == .json {
-      StandardOutput.writeError("micloop: record: \(text)")
+    if case .problem(let problem) = event, mode == .json {
+      StandardOutput.writeError("micloop: record: \(problem.commandLineMessage)")
     }
     if mode == .json {
       guard let clock else { return }
@@ -82,8 +82,8 @@ final class RecordPrinter {
         "\(clockTime(frame))  ! capture xrun\(lost.map { ", \($0) frames lost" } ?? "")"
     case .deleted(let name, _, let reason):
       return "deleted \(name) (\(reason))"
-    case .problem(let text):
-      StandardOutput.writeError("micloop: record: \(text)")
+    case .problem(let problem):
+      StandardOutput.writeError("micloop: record: \(problem.commandLineMessage)")
       return nil
     case .sessionEnded(let summary):
       let total = Double(summary.frames) / sampleRate

@@ -48,7 +48,7 @@ enum RecordRunner {
         printer.show(event)
         if case .recording(let file) = event { hook?.run(file, recorderClock: clock) }
       }
-    } catch { throw CommandFailure(message: error.description) }
+    } catch { throw CommandFailure(message: error.commandLineMessage) }
     let feed = LiveRecordingFeed(recorder: recorder, processor: job.processor) {
       StandardOutput.checkReader()
       hook?.poll()

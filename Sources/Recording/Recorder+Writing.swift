@@ -111,33 +111,32 @@ extension Recorder {
   func reportShortage(_ reason: GapReason, at frame: Int64, detail: String?) {
     guard !isShortageReported else { return }
     isShortageReported = true
-    let (cause, fix) =
+    let (cause, fix): (String, RecorderProblem.Fix) =
       switch reason {
-      case .diskFull:
-        (
-          "the disk under \(directory) is full",
-          "free space there, or give --max-bytes or --min-free to delete the oldest recordings"
-        )
+      case .diskFull: ("the disk under \(directory) is full", .freeSpaceOrSetABudget)
       case .maximumBytes:
         (
-          "\(directory) holds --max-bytes and no closed recording is left to delete",
-          "raise --max-bytes"
+          "\(directory) holds the byte budget and no closed recording is left to delete",
+          .raiseTheByteBudget
         )
       case .minimumFree:
         (
-          "the disk under \(directory) is down to --min-free and no closed recording is left to delete",
-          "free space there or lower --min-free"
+          "the disk under \(directory) is down to the free-space floor and no closed recording is left to delete",
+          .freeSpaceOrLowerTheFloor
         )
       default:
         (
           "cannot write to \(directory)" + (detail.map { " (\($0))" } ?? ""),
-          "check the directory's permissions and disk"
+          .checkTheDirectory
         )
       }
     emit(
       .problem(
-        "\(cause): recording stopped at \(Self.seconds(frame, sampleRate)) s; \(fix). Capture goes on, each lost span is a \(reason.rawValue) gap in \(indexName), and recording resumes by itself when there is room"
-      ))
+        RecorderProblem(
+          cause: "\(cause): recording stopped at \(Self.seconds(frame, sampleRate)) s", fix: fix,
+          meanwhile:
+            "Capture goes on, each lost span is a \(reason.rawValue) gap in \(indexName), and recording resumes by itself when there is room"
+        )))
   }
 
   /// After a loss, whether a file could open again (tried once a second).
@@ -277,8 +276,10 @@ extension Recorder {
         }
         emit(
           .problem(
-            "\(item.file.partPath): cannot write its sidecar (\(problem)); it keeps its .part name")
-        )
+            RecorderProblem(
+              cause:
+                "\(item.file.partPath): cannot write its sidecar (\(problem)); it keeps its .part name"
+            )))
         item.record.name = item.file.name + ".part." + item.file.fileExtension
         item.record.path = item.file.partPath
       }

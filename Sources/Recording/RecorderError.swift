@@ -14,7 +14,7 @@ public enum RecorderError: Error, Sendable, CustomStringConvertible, Equatable {
     case .cannotCreate(let path, let reason):
       return "\(path): cannot create (\(reason)); check the directory exists and is writable"
     case .notDirectory(let path):
-      return "\(path): not a directory; give --dir a directory (it is created when missing)"
+      return "\(path): not a directory; give a directory (it is created when missing)"
     case .file(let error): return error.description
     case .unsupportedRate(let rate):
       let range = RecorderSettings.sampleRates

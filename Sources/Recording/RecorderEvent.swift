@@ -122,7 +122,7 @@ public enum RecorderEvent: Sendable {
   /// Retention deleted a closed recording (or an old index).
   case deleted(name: String, bytes: Int64, reason: String)
   /// Something went wrong that did not stop the session.
-  case problem(String)
+  case problem(RecorderProblem)
   case sessionEnded(SessionSummary)
 }
 
@@ -222,9 +222,9 @@ extension RecorderEvent {
       object.add("file", name)
       object.add("bytes", bytes)
       object.add("reason", reason)
-    case .problem(let text):
+    case .problem(let problem):
       object.add("event", "problem")
-      object.add("message", text)
+      object.add("message", problem.line())
     case .sessionEnded(let summary):
       object.add("event", "session_end")
       object.add("frames", summary.frames)

@@ -11,7 +11,16 @@ public struct ToneStart: Sendable, Equatable {
 
   /// Why a start could not be read from text; the description says what to write.
   public struct ParseError: Error, Sendable, CustomStringConvertible {
+    /// What kind of mistake it was, for a front end's own hint.
+    public enum Reason: Sendable, Equatable {
+      /// A sub-audible tone (CTCSS) named as a start: it gates instead.
+      case subTone
+      /// A sequence given to a plan that carries none.
+      case noSequence
+      case other
+    }
     public let description: String
+    public var reason = Reason.other
   }
 
   public init(plan: TonePlan, sequence: String?) {
@@ -41,7 +50,9 @@ public struct ToneStart: Sendable, Equatable {
     }
     if case .subAudible = plan.kind {
       throw ParseError(
-        description: "a CTCSS sub-tone does not start a recording; use --ctcss HZ to gate one")
+        description:
+          "a CTCSS sub-tone does not start a recording; gate the recording on it instead",
+        reason: .subTone)
     }
     var sequence: String?
     if parts.count == 2 {
@@ -66,7 +77,7 @@ public struct ToneStart: Sendable, Equatable {
         }
       default:
         throw ParseError(
-          description: "\(plan.name) carries no sequence; write --start-on \(plan.name) alone")
+          description: "\(plan.name) carries no sequence; name the plan alone", reason: .noSequence)
       }
     }
     self.init(plan: plan, sequence: sequence)
