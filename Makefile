@@ -66,16 +66,17 @@ check:
 	MICLOOP_OFFLINE=1 $(SWIFT) test --disable-xctest --skip-build --skip MicLoopCLITests
 
 # The debug build also builds the programs in Examples/, which the tests run.
-# The tests use swift-testing only: no XCTest pass. The runner's closing line is kept in
-# .build/unit-test.summary and printed again at the end of `make test`.
+# The tests use swift-testing only: no XCTest pass. The runner's closing line (or, when the console
+# lost it, the counts of its xUnit report) is kept in .build/unit-test.summary and printed again at
+# the end of `make test`; a failure in the report fails the stage even when the console lost it.
 unit-test: setup
 	$(SWIFT) build
+	rm -f .build/unit-test.xml
 	set -o pipefail; MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) MICLOOP_PYTHON=$(PYTHON) \
-	  $(SWIFT) test --disable-xctest 2>&1 | tee .build/unit-test.log
-	@grep -a 'Test run with' .build/unit-test.log | tail -1 > .build/unit-test.summary; \
-	  [ -s .build/unit-test.summary ] || echo "unit-test: the test runner printed no closing line" \
-	    "($$(grep -ac 'passed after' .build/unit-test.log) tests and suites reported passing)" \
-	    > .build/unit-test.summary
+	  $(SWIFT) test --disable-xctest --xunit-output .build/unit-test.xml 2>&1 | tee .build/unit-test.log
+	@python3 Scripts/unit_test_summary.py .build/unit-test.log .build/unit-test.xml \
+	  > .build/unit-test.summary || { cat .build/unit-test.summary; exit 1; }
+	@cat .build/unit-test.summary
 
 ## soak: 24 hours of simulated audio through a live job (meter, DTMF, recording), then 3 hours with the
 ## howl guard too, optimised and as fast as the machine allows; fails on any growth of memory, drift,
