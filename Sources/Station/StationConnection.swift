@@ -153,7 +153,8 @@ struct StationConnection: Sendable {
     try file.seek(toOffset: UInt64(span.first))
     var remaining = span.count
     while remaining > 0 {
-      let chunk = try file.read(upToCount: Int(min(remaining, Int64(limits.fileChunkBytes)))) ?? Data()
+      let chunk =
+        try file.read(upToCount: Int(min(remaining, Int64(limits.fileChunkBytes)))) ?? Data()
       if chunk.isEmpty { break }
       remaining -= Int64(chunk.count)
       try await write(Array(chunk))

@@ -22,12 +22,24 @@ public final class StationMetrics: Sendable {
   }
 
   init(version: String) {
-    talking = registry.makeGauge(descriptor: Self.descriptor("micloop_talking", help: "1 while the talk detector hears talk, else 0."))
-    talkSeconds = registry.makeCounter(descriptor: Self.descriptor("micloop_talk_seconds_total", help: "Seconds of talk in finished talk segments."))
-    recordings = registry.makeCounter(descriptor: Self.descriptor("micloop_recordings_total", help: "Recordings the session closed and indexed."))
-    recordedBytes = registry.makeCounter(descriptor: Self.descriptor("micloop_recorded_bytes_total", help: "Bytes of the recordings the session closed."))
-    deviceUp = registry.makeGauge(descriptor: Self.descriptor("micloop_device_up", help: "1 while audio flows from the device, 0 while it is lost."))
-    clients = registry.makeGauge(descriptor: Self.descriptor("micloop_station_clients", help: "Connections the station is serving."))
+    talking = registry.makeGauge(
+      descriptor: Self.descriptor(
+        "micloop_talking", help: "1 while the talk detector hears talk, else 0."))
+    talkSeconds = registry.makeCounter(
+      descriptor: Self.descriptor(
+        "micloop_talk_seconds_total", help: "Seconds of talk in finished talk segments."))
+    recordings = registry.makeCounter(
+      descriptor: Self.descriptor(
+        "micloop_recordings_total", help: "Recordings the session closed and indexed."))
+    recordedBytes = registry.makeCounter(
+      descriptor: Self.descriptor(
+        "micloop_recorded_bytes_total", help: "Bytes of the recordings the session closed."))
+    deviceUp = registry.makeGauge(
+      descriptor: Self.descriptor(
+        "micloop_device_up", help: "1 while audio flows from the device, 0 while it is lost."))
+    clients = registry.makeGauge(
+      descriptor: Self.descriptor(
+        "micloop_station_clients", help: "Connections the station is serving."))
     droppedClients = registry.makeCounter(
       descriptor: Self.descriptor(
         "micloop_station_dropped_clients_total",
@@ -35,7 +47,8 @@ public final class StationMetrics: Sendable {
     registry.makeGauge(
       descriptor: Self.descriptor(
         "micloop_build_info", help: "Always 1; the version of micloop in its label."),
-      labels: [("version", version)]).set(to: 1)
+      labels: [("version", version)]
+    ).set(to: 1)
     deviceUp.set(to: 1)
     talking.set(to: 0)
   }
@@ -44,7 +57,8 @@ public final class StationMetrics: Sendable {
   private static func descriptor(_ name: String, help: String) -> MetricNameDescriptor {
     let parts = name.split(separator: "_", maxSplits: 1).map(String.init)
     return MetricNameDescriptor(
-      namespace: parts[0], metricName: parts.count > 1 ? parts[1] : "", unitName: "", helpText: help)
+      namespace: parts[0], metricName: parts.count > 1 ? parts[1] : "", unitName: "", helpText: help
+    )
   }
 
   private func gauge(_ name: String, _ label: String, _ value: String, help: String) -> Gauge {

@@ -29,7 +29,8 @@ struct StationRouter: Sendable {
       guard isAuthorized(request, token: token) else {
         return .response(
           status: 401, headers: [("WWW-Authenticate", "Bearer"), ("Content-Type", "text/plain")],
-          body: Array("a token is needed: Authorization: Bearer TOKEN, or open /?token=TOKEN once\n".utf8))
+          body: Array(
+            "a token is needed: Authorization: Bearer TOKEN, or open /?token=TOKEN once\n".utf8))
       }
     }
     switch request.path {

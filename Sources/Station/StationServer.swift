@@ -98,10 +98,12 @@ public final class StationServer: Sendable {
   /// Stops accepting, drops every client and waits (at most `stopTimeout`)
   /// for the server's tasks to end.
   public func stop() {
-    guard let running = state.withLock({ state -> Running? in
-      defer { state = nil }
-      return state
-    }) else { return }
+    guard
+      let running = state.withLock({ state -> Running? in
+        defer { state = nil }
+        return state
+      })
+    else { return }
     running.task.cancel()
     _ = running.finished.wait(timeout: .now() + Self.stopTimeout)
     try? running.socket.close()
@@ -117,7 +119,9 @@ public final class StationServer: Sendable {
   }
 
   private static func describe(_ error: any Error) -> String {
-    if let socketError = error as? SocketError, case .failed(_, let errno, let message) = socketError {
+    if let socketError = error as? SocketError,
+      case .failed(_, let errno, let message) = socketError
+    {
       return errno == EADDRINUSE ? "the port is in use; pick another or 0 for a free one" : message
     }
     return String(describing: error)
