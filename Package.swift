@@ -73,7 +73,7 @@ let package = Package(
       name: "Station",
       dependencies: [
         "TextFormatting",
-        .product(name: "FlyingFox", package: "FlyingFox"),
+        .product(name: "FlyingSocks", package: "FlyingFox"),
         .product(name: "Prometheus", package: "swift-prometheus"),
       ]),
     .target(
@@ -139,7 +139,7 @@ let package = Package(
     .testTarget(name: "TextFormattingTests", dependencies: ["TextFormatting"]),
     .testTarget(name: "ConsoleTests", dependencies: ["Console", "FeedbackControl", "Metering"]),
     .testTarget(name: "PlottingTests", dependencies: ["Plotting", "SignalDSP", "TestSupport"]),
-    .testTarget(name: "StationTests", dependencies: ["Station"]),
+    .testTarget(name: "StationTests", dependencies: ["Station", "TestSupport"]),
     .testTarget(
       name: "MicLoopCLITests",
       dependencies: [

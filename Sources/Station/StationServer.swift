@@ -65,7 +65,7 @@ public final class StationServer: Sendable {
     let limits = feed.limits
     let clients = self.clients
     let metrics = feed.metrics
-    let task = Task.detached { [clients] in
+    let task = Task.detached(executorPreference: StationExecutor()) { [clients] in
       defer { finished.signal() }
       do {
         let pool: some AsyncSocketPool = .make(maxEvents: 64)

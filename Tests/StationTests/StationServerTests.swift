@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 @testable import Station
@@ -54,16 +55,17 @@ import Testing
     #expect(reply.text.contains("# TYPE micloop_tones_total counter"))
   }
 
-  @Test func eventsDeliverTheLinesFedAsServerSentEvents() async throws {
+  @Test func eventsDeliverTheLinesFedAsServerSentEvents() throws {
     defer { server.stop() }
     let lines = (0..<5).map { #"{"event":"level","time":\#($0).100,"rms_dbfs":-20.00}"# }
-    let feeder = Task.detached { [feed] in
-      // Fed after the client has connected: a stream starts at the present.
-      try await Task.sleep(for: .seconds(1))
+    // Fed from a thread of its own (as the job's control thread would),
+    // after the client has connected: a stream starts at the present.
+    let feeder = Thread { [feed] in
+      Thread.sleep(forTimeInterval: 1)
       for line in lines { feed.publish(line) }
     }
-    let reply = try HTTPFetch.get(base + "events", maxTime: 2.5)
-    try await feeder.value
+    feeder.start()
+    let reply = try HTTPFetch.get(base + "events", maxTime: 4)
     #expect(reply.status == 200)
     #expect(reply.header("Content-Type")?.hasPrefix("text/event-stream") == true)
     let data = reply.text.components(separatedBy: "\n\n").filter { $0.hasPrefix("data: ") }
@@ -181,7 +183,8 @@ import Testing
     let visit = try HTTPFetch.get(guarded.base + "?token=s3cret-token")
     #expect(visit.status == 303)
     let cookie = try #require(visit.header("Set-Cookie")?.split(separator: ";").first)
-    #expect(try HTTPFetch.get(guarded.base + "events", ["-H", "Cookie: \(cookie)", "-I"]).status == 200)
+    #expect(
+      try HTTPFetch.get(guarded.base + "events", ["-H", "Cookie: \(cookie)", "-I"]).status == 200)
     #expect(try HTTPFetch.get(guarded.base + "?token=nope").status == 401)
   }
 
@@ -247,7 +250,9 @@ import Testing
     #expect(StationAddress(parsing: "localhost:9") == StationAddress(host: "127.0.0.1", port: 9))
     #expect(StationAddress(parsing: "0.0.0.0:80")?.isLoopback == false)
     #expect(StationAddress(parsing: "127.0.0.2:80")?.isLoopback == true)
-    for bad in ["", "x", "1.2.3:80", "1.2.3.4:", "1.2.3.4:65536", "host:80", "1.2.3.4:8a", "::1:80"] {
+    for bad in [
+      "", "x", "1.2.3:80", "1.2.3.4:", "1.2.3.4:65536", "host:80", "1.2.3.4:8a", "::1:80",
+    ] {
       #expect(StationAddress(parsing: bad) == nil, "\(bad)")
     }
   }

@@ -2,14 +2,14 @@ import Foundation
 
 /// Fetches from a station with curl (a real HTTP client in its own
 /// process), so the tests see exactly what a browser or Prometheus would.
-struct HTTPFetch {
-  var status: Int
-  var headers: String
-  var body: Data
-  var text: String { String(decoding: body, as: UTF8.self) }
+public struct HTTPFetch: Sendable {
+  public var status: Int
+  public var headers: String
+  public var body: Data
+  public var text: String { String(decoding: body, as: UTF8.self) }
 
   /// `curl` with `arguments` on `url`; `maxTime` bounds the whole transfer.
-  static func get(_ url: String, _ arguments: [String] = [], maxTime: Double = 10) throws
+  public static func get(_ url: String, _ arguments: [String] = [], maxTime: Double = 10) throws
     -> HTTPFetch
   {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -35,7 +35,7 @@ struct HTTPFetch {
   }
 
   /// The value of response header `name` (case-insensitive).
-  func header(_ name: String) -> String? {
+  public func header(_ name: String) -> String? {
     for line in headers.split(separator: "\r\n") {
       let parts = line.split(separator: ":", maxSplits: 1)
       if parts.count == 2, parts[0].lowercased() == name.lowercased() {
@@ -48,10 +48,10 @@ struct HTTPFetch {
 
 /// Parses Prometheus text exposition: each sample's value by its series
 /// (`name{label="value"}` as written), checking every line has the form.
-enum PrometheusText {
-  struct Malformed: Error { var line: String }
+public enum PrometheusText {
+  public struct Malformed: Error { public var line: String }
 
-  static func samples(_ text: String) throws -> [String: Double] {
+  public static func samples(_ text: String) throws -> [String: Double] {
     var samples = [String: Double]()
     for line in text.split(separator: "\n") where !line.hasPrefix("#") {
       guard let space = line.lastIndex(of: " ") else { throw Malformed(line: String(line)) }
@@ -63,7 +63,9 @@ enum PrometheusText {
         case "+inf", "inf": .infinity
         default: Double(valueText)
         }
-      guard let value, series.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?$"#, options: .regularExpression) != nil
+      guard let value,
+        series.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?$"#, options: .regularExpression)
+          != nil
       else { throw Malformed(line: String(line)) }
       samples[series] = value
     }
