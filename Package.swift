@@ -16,12 +16,15 @@ let package = Package(
     .library(name: "Recording", targets: ["Recording"]),
     .library(name: "MicLoopKit", targets: ["MicLoopKit"]),
     .library(name: "Plotting", targets: ["Plotting"]),
+    .library(name: "Station", targets: ["Station"]),
     // The command line itself, for checking arguments without running them.
     .library(name: "MicLoopCLI", targets: ["MicLoopCLI"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+    .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
   ],
   targets: [
     .systemLibrary(
@@ -65,12 +68,20 @@ let package = Package(
     .target(
       name: "Plotting",
       dependencies: ["CCairo", "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles"]),
+    // The monitoring station: a read-only HTTP server fed by the control cycle of a live job.
+    .target(
+      name: "Station",
+      dependencies: [
+        "TextFormatting",
+        .product(name: "FlyingSocks", package: "FlyingFox"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+      ]),
     .target(
       name: "MicLoopCLI",
       dependencies: [
         "MicLoopKit", "DuplexIO", "DuplexIOTesting", "SignalDSP", "FeedbackControl", "Metering",
         "TonePlans", "ToneDecoding", "AudioFiles", "Recording", "Console", "Plotting",
-        "TextFormatting",
+        "TextFormatting", "Station",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "micloop", dependencies: ["MicLoopCLI"]),
@@ -128,6 +139,7 @@ let package = Package(
     .testTarget(name: "TextFormattingTests", dependencies: ["TextFormatting"]),
     .testTarget(name: "ConsoleTests", dependencies: ["Console", "FeedbackControl", "Metering"]),
     .testTarget(name: "PlottingTests", dependencies: ["Plotting", "SignalDSP", "TestSupport"]),
+    .testTarget(name: "StationTests", dependencies: ["Station", "TestSupport"]),
     .testTarget(
       name: "MicLoopCLITests",
       dependencies: [

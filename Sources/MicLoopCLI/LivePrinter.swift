@@ -2,6 +2,7 @@ import Console
 import DuplexIO
 import FeedbackControl
 import Metering
+import MicLoopKit
 import SignalDSP
 import TextFormatting
 import TonePlans
@@ -35,10 +36,10 @@ final class LivePrinter {
     if mode == .terminal, let reading = lastReading { redraw(reading) }
   }
 
-  func show(_ event: MeterEvent) {
+  private func show(_ event: MeterEvent) {
     switch (mode, event) {
     case (.json, _):
-      StandardOutput.write(JSONLines.line(for: event), flush: true)
+      StandardOutput.write(LiveEventJSON.line(for: .meter(event)), flush: true)
     case (.terminal, .level(let reading)):
       lastReading = reading
       redraw(reading)
@@ -88,108 +89,94 @@ final class LivePrinter {
     }
   }
 
-  /// A decoded tone or sequence, on its own line above the meter.
-  func show(_ event: ToneDecoderEvent) {
+  /// One event of the job: in JSON mode its line (`line` when the caller
+  /// already encoded it, else `LiveEventJSON`), otherwise text.
+  func show(_ event: LiveJobEvent, line: String? = nil) {
     if mode == .json {
-      StandardOutput.write(ToneEventFormat.json(event), flush: true)
+      StandardOutput.write(line ?? LiveEventJSON.line(for: event), flush: true)
       return
     }
+    switch event {
+    case .meter(let meter): show(meter)
+    case .tone(let tone): show(tone)
+    case .feedback(let feedback): self.feedback(feedback)
+    case .xrun(let bus, let time, let lostFrames): xrun(bus, time: time, lostFrames: lostFrames)
+    case .pause(let time, let seconds): paused(time: time, seconds: seconds)
+    case .audioLost(let time, let seconds, let cause):
+      lost(time: time, seconds: seconds, inPause: cause == .pause)
+    case .deviceLost(let time, let failure): deviceLost(time: time, reason: failure.description)
+    case .deviceBack(let time, let gap, let filled):
+      deviceBack(time: time, gap: gap, filled: filled)
+    case .connectionsRestored(let time, let connections):
+      connectionsRestored(time: time, connections)
+    }
+  }
+
+  /// A decoded tone or sequence, on its own line above the meter.
+  private func show(_ event: ToneDecoderEvent) {
     clearBlock()
     StandardOutput.write(ToneEventFormat.text(event), flush: true)
     if mode == .terminal, let reading = lastReading { redraw(reading) }
   }
 
   /// What the howl guard did, on its own line above the meter.
-  func feedback(_ event: HowlGuardEvent) {
-    if mode == .json {
-      StandardOutput.write(FeedbackEventFormat.json(event), flush: true)
-      return
-    }
+  private func feedback(_ event: HowlGuardEvent) {
     clearBlock()
     StandardOutput.write(FeedbackEventFormat.text(event), flush: true)
     if mode == .terminal, let reading = lastReading { redraw(reading) }
   }
 
   /// The device or its server went away; the job waits for it (`--reconnect`).
-  func deviceLost(time: Double, reason: String) {
-    if mode == .json {
-      StandardOutput.write(LiveEventLines.deviceLost(time: time, reason: reason), flush: true)
-    } else {
-      clearBlock()
-      StandardOutput.write(
-        "device lost at \(DecimalFormatting.fixed(time, places: 2)) s: \(reason); waiting for it to come back",
-        flush: true)
-    }
+  private func deviceLost(time: Double, reason: String) {
+    clearBlock()
+    StandardOutput.write(
+      "device lost at \(DecimalFormatting.fixed(time, places: 2)) s: \(reason); waiting for it to come back",
+      flush: true)
   }
 
   /// The device is back after `gap` seconds; the job goes on.
-  func deviceBack(time: Double, gap: Double, filled: Bool) {
-    if mode == .json {
-      StandardOutput.write(
-        LiveEventLines.deviceBack(time: time, gap: gap, filled: filled), flush: true)
-    } else {
-      clearBlock()
-      StandardOutput.write(
-        "device back at \(DecimalFormatting.fixed(time, places: 2)) s after a \(DecimalFormatting.fixed(gap, places: 2)) s gap\(filled ? " (filled with silence in the recording)" : "")",
-        flush: true)
-    }
+  private func deviceBack(time: Double, gap: Double, filled: Bool) {
+    clearBlock()
+    StandardOutput.write(
+      "device back at \(DecimalFormatting.fixed(time, places: 2)) s after a \(DecimalFormatting.fixed(gap, places: 2)) s gap\(filled ? " (filled with silence in the recording)" : "")",
+      flush: true)
   }
 
   /// The connections of the lost client's ports made again on the new
   /// one, and those that could not be (their other port did not come back).
-  func connectionsRestored(time: Double, _ connections: RestoredConnections) {
-    if mode == .json {
-      StandardOutput.write(
-        LiveEventLines.connectionsRestored(time: time, connections), flush: true)
-    } else {
-      clearBlock()
-      for line in ConnectionsText.lines(connections) { StandardOutput.write(line, flush: true) }
-    }
+  private func connectionsRestored(time: Double, _ connections: RestoredConnections) {
+    clearBlock()
+    for line in ConnectionsText.lines(connections) { StandardOutput.write(line, flush: true) }
   }
 
   /// An xrun, with the frames a sound server lost when it says (`lostFrames` > 0).
-  func xrun(_ bus: Bus, time: Double, lostFrames: Int = 0) {
-    if mode == .json {
-      StandardOutput.write(
-        LiveEventLines.xrun(bus, time: time, lostFrames: lostFrames), flush: true)
-    } else {
-      clearBlock()
-      let lost = lostFrames > 0 ? ", \(lostFrames) frames lost" : ""
-      StandardOutput.write(
-        "xrun (\(bus == .input ? "capture overrun" : "playback underrun")) at \(DecimalFormatting.fixed(time, places: 2)) s\(lost)",
-        flush: true)
-    }
+  private func xrun(_ bus: Bus, time: Double, lostFrames: Int = 0) {
+    clearBlock()
+    let lost = lostFrames > 0 ? ", \(lostFrames) frames lost" : ""
+    StandardOutput.write(
+      "xrun (\(bus == .input ? "capture overrun" : "playback underrun")) at \(DecimalFormatting.fixed(time, places: 2)) s\(lost)",
+      flush: true)
   }
 
   /// The process was held for `seconds` (stopped with Ctrl-Z, or starved)
   /// at stream time `time`: audio of that time may be missing.
-  func paused(time: Double, seconds: Double) {
-    if mode == .json {
-      StandardOutput.write(LiveEventLines.pause(time: time, seconds: seconds), flush: true)
-    } else {
-      clearBlock()
-      StandardOutput.write(
-        "paused for \(DecimalFormatting.fixed(seconds, places: 1)) s at \(DecimalFormatting.fixed(time, places: 2)) s (the process was stopped)",
-        flush: true)
-    }
+  private func paused(time: Double, seconds: Double) {
+    clearBlock()
+    StandardOutput.write(
+      "paused for \(DecimalFormatting.fixed(seconds, places: 1)) s at \(DecimalFormatting.fixed(time, places: 2)) s (the process was stopped)",
+      flush: true)
   }
 
   /// Audio a pause (`inPause`) or an underrun's recovery cost (the device
   /// could not hold it): a `gap` with its span, as the recorder's index has it.
-  func lost(time: Double, seconds: Double, inPause: Bool) {
-    if mode == .json {
-      let reason = inPause ? "pause" : "xrun"
-      StandardOutput.write(
-        LiveEventLines.lost(time: time, seconds: seconds, reason: reason), flush: true)
-    } else {
-      clearBlock()
-      let held =
-        inPause
-        ? "while micloop was paused" : "while playback recovered from an underrun"
-      StandardOutput.write(
-        "lost \(DecimalFormatting.fixed(seconds, places: 2)) s of audio at \(DecimalFormatting.fixed(time, places: 2)) s: the device could not hold it \(held)",
-        flush: true)
-    }
+  private func lost(time: Double, seconds: Double, inPause: Bool) {
+    clearBlock()
+    let held =
+      inPause
+      ? "while micloop was paused" : "while playback recovered from an underrun"
+    StandardOutput.write(
+      "lost \(DecimalFormatting.fixed(seconds, places: 2)) s of audio at \(DecimalFormatting.fixed(time, places: 2)) s: the device could not hold it \(held)",
+      flush: true)
   }
 
   /// Leaves the meter block on the screen so later output starts below it.

@@ -18,7 +18,7 @@ enum LiveRunner {
     configuration: DuplexConfiguration, settings: LiveSettings, record: String?, duration: Double?,
     json: Bool,
     showsMeter: Bool, acceptsKeys: Bool, tones: ToneReporting? = nil,
-    recovery: DeviceRecovery = DeviceRecovery()
+    recovery: DeviceRecovery = DeviceRecovery(), station: StationOptions? = nil
   ) throws {
     var jobSettings = LiveJobSettings()
     jobSettings.live = settings
@@ -43,8 +43,11 @@ enum LiveRunner {
     if !job.isRealtime && ProcessInfoLite.isVerbose {
       StandardOutput.writeError("micloop: note: no real-time priority for the audio thread")
     }
+    let server = try station?.start(json: json)
+    defer { server?.stop() }
     let observer = LiveRunnerObserver(
-      printer: printer, processor: job.processor, keys: keys, tones: tones, showsMeter: showsMeter)
+      printer: printer, processor: job.processor, keys: keys, tones: tones, showsMeter: showsMeter,
+      station: server.map { StationReporter(feed: $0.feed) })
     if configuration.isOutputEnabled && printer.mode == .terminal {
       printer.setStatus(observer.describeGain())
     }
@@ -102,11 +105,13 @@ final class LiveRunnerObserver: LiveJobObserver {
   private let keys: TerminalKeys?
   private let tones: ToneReporting?
   private let showsMeter: Bool
+  private let station: StationReporter?
 
   init(
     printer: LivePrinter, processor: LiveProcessor, keys: TerminalKeys?, tones: ToneReporting?,
-    showsMeter: Bool
+    showsMeter: Bool, station: StationReporter? = nil
   ) {
+    self.station = station
     self.printer = printer
     self.processor = processor
     self.keys = keys
@@ -120,23 +125,15 @@ final class LiveRunnerObserver: LiveJobObserver {
   }
 
   func handle(_ event: LiveJobEvent) {
+    // One encoding of the event, for the JSON output and the station alike.
+    let line = printer.mode == .json || station != nil ? LiveEventJSON.line(for: event) : nil
+    if let line { station?.take(event, line: line) }
     switch event {
-    case .meter(let meter): if showsMeter { printer.show(meter) }
+    case .meter: if showsMeter { printer.show(event, line: line) }
     case .tone(let tone):
-      printer.show(tone)
+      printer.show(event, line: line)
       tones?.reported(tone)
-    case .feedback(let feedback): printer.feedback(feedback)
-    case .xrun(let bus, let time, let lostFrames):
-      printer.xrun(bus, time: time, lostFrames: lostFrames)
-    case .pause(let time, let seconds): printer.paused(time: time, seconds: seconds)
-    case .audioLost(let time, let seconds, let cause):
-      printer.lost(time: time, seconds: seconds, inPause: cause == .pause)
-    case .deviceLost(let time, let failure):
-      printer.deviceLost(time: time, reason: failure.description)
-    case .deviceBack(let time, let gap, let filled):
-      printer.deviceBack(time: time, gap: gap, filled: filled)
-    case .connectionsRestored(let time, let connections):
-      printer.connectionsRestored(time: time, connections)
+    default: printer.show(event, line: line)
     }
   }
 

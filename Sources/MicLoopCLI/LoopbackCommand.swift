@@ -74,9 +74,13 @@ struct Loopback: ParsableCommand {
   var tones: String?
   @OptionGroup(title: "Talk detection") var talk: TalkOptions
   @OptionGroup(title: "Tone decisions (with --tones)") var decisions: ToneReportOptions
+  @OptionGroup(title: "Monitoring station") var station: StationOptions
 
   func validate() throws {
     try gain.validate("--gain-db")
+    if room != nil && station.http != nil {
+      throw ValidationError("--http serves a job on real devices; leave out --room or --http")
+    }
     try duration?.require("--duration", atLeast: 0.001)
     if let tones { _ = try TonePlanList.parse(tones) }
     if ringOut != nil && feedbackGuard == .off {
@@ -121,7 +125,7 @@ struct Loopback: ParsableCommand {
     }
     settings.isLimiting = !noLimit
     settings.isRecording = record != nil
-    if meter || json {
+    if meter || json || station.http != nil {
       var meterSettings = MeterSettings()
       meterSettings.talk = talk.settings
       meterSettings.interval = StandardOutput.isTerminal && !json ? 0.05 : 0.1
@@ -143,7 +147,7 @@ struct Loopback: ParsableCommand {
       tones: try tones.map {
         ToneReporting(
           plans: try TonePlanList.parse($0), decisions: decisions, printsSummary: false)
-      }, recovery: devices.recovery)
+      }, recovery: devices.recovery, station: station)
   }
 }
 

@@ -111,6 +111,7 @@ struct Meter: ParsableCommand {
   var ballistics = MeterBallistics.digital
   @OptionGroup(title: "Talk detection")
   var talk: TalkOptions
+  @OptionGroup(title: "Monitoring station (live)") var station: StationOptions
 
   /// The meter's settings from the flags, for a file or live: readings
   /// every `--interval` (else `defaultInterval`), of `channel` (zero-based)
@@ -136,11 +137,14 @@ struct Meter: ParsableCommand {
       configuration: devices.configuration(.capture), settings: settings,
       record: nil,
       duration: duration?.value, json: json, showsMeter: true, acceptsKeys: true,
-      recovery: devices.recovery)
+      recovery: devices.recovery, station: station)
   }
 
   func validate() throws {
     try interval?.require("--interval", atLeast: 0.001, atMost: 86_400)
+    if input != nil && station.http != nil {
+      throw ValidationError("--http serves a live job; leave out --input to meter the device")
+    }
     try duration?.require("--duration", atLeast: 0.001)
     try devices.validate(input: input, raw: raw)
     if let channel, !(1...64).contains(channel) {

@@ -142,9 +142,14 @@ struct Record: ParsableCommand {
   var json = false
   @OptionGroup(title: "Talk detection") var talk: TalkOptions
   @OptionGroup(title: "Tone decisions") var toneDecisions: ToneDecisionOptions
+  @OptionGroup(title: "Monitoring station (live)") var station: StationOptions
 
   func validate() throws {
     try devices.validate(input: input, raw: raw)
+    if input != nil && station.http != nil {
+      throw ValidationError(
+        "--http serves a live recording; leave out --input to record the device")
+    }
     if input != nil && (duration != nil || devices.reconnect) {
       throw ValidationError(
         "--duration and --reconnect are for live recording; with --input the file sets the length")
@@ -242,7 +247,7 @@ struct Record: ParsableCommand {
       try RecordRunner.run(
         configuration: devices.configuration(.capture), settings: settings,
         toneSettings: toneDecisions.settings, directory: directory, duration: duration?.value,
-        printer: printer, hook: hook, recovery: devices.recovery)
+        printer: printer, hook: hook, recovery: devices.recovery, station: station)
       return
     }
     let reader = try devices.openInput(input, raw: raw)

@@ -34,7 +34,9 @@ final class RecordPrinter {
   }
 
   /// One event of the session.
-  func show(_ event: RecorderEvent) {
+  /// One event of the session; `line` is its JSON line when the caller
+  /// already encoded it.
+  func show(_ event: RecorderEvent, line: String? = nil) {
     if case .recording = event { files += 1 }
     if case .blip = event { blips += 1 }
     if case .gap = event { gaps += 1 }
@@ -45,7 +47,7 @@ final class RecordPrinter {
     }
     if mode == .json {
       guard let clock else { return }
-      StandardOutput.write(event.json(sampleRate: sampleRate, clock: clock), flush: true)
+      StandardOutput.write(line ?? event.json(sampleRate: sampleRate, clock: clock), flush: true)
       return
     }
     guard let line = text(event) else { return }

@@ -18,7 +18,8 @@ enum RecordRunner {
   static func run(
     configuration: DuplexConfiguration, settings: RecorderSettings,
     toneSettings: ToneDetectionSettings, directory: String, duration: Double?,
-    printer: RecordPrinter, hook: CloseHook?, recovery: DeviceRecovery
+    printer: RecordPrinter, hook: CloseHook?, recovery: DeviceRecovery,
+    station: StationOptions? = nil
   ) throws {
     var settings = settings
     // After a stall the whole capture buffer may arrive in one cycle.
@@ -38,6 +39,9 @@ enum RecordRunner {
     let rate = Double(granted.sampleRate)
     let clock = StreamClock(sampleRate: rate)
     printer.attach(sampleRate: rate, clock: clock)
+    let server = try station?.start(json: printer.mode == .json)
+    defer { server?.stop() }
+    let reporter = server.map { StationReporter(feed: $0.feed) }
     let recorder: Recorder
     do {
       recorder = try Recorder(
@@ -45,7 +49,12 @@ enum RecordRunner {
         encoding: settings.encoding ?? .pcm16, directory: directory, clock: clock,
         source: configuration.captureDevice
       ) { event in
-        printer.show(event)
+        // One encoding of the event, for the JSON output and the station alike.
+        let line =
+          printer.mode == .json || reporter != nil
+          ? event.json(sampleRate: rate, clock: clock) : nil
+        if let line { reporter?.take(event, line: line) }
+        printer.show(event, line: line)
         if case .recording(let file) = event { hook?.run(file, recorderClock: clock) }
       }
     } catch { throw CommandFailure(message: error.commandLineMessage) }
@@ -57,7 +66,8 @@ enum RecordRunner {
     }
     let outcome: LiveJob<DeviceBackend>.Outcome
     do {
-      outcome = try job.run(observer: RecordObserver(feed: feed, printer: printer))
+      outcome = try job.run(
+        observer: RecordObserver(feed: feed, printer: printer, station: reporter))
     } catch {
       feed.finish()
       printer.clearStatus()
@@ -82,13 +92,24 @@ enum RecordRunner {
 final class RecordObserver: LiveJobObserver {
   private let feed: LiveRecordingFeed
   private let printer: RecordPrinter
+  private let station: StationReporter?
 
-  init(feed: LiveRecordingFeed, printer: RecordPrinter) {
+  init(feed: LiveRecordingFeed, printer: RecordPrinter, station: StationReporter? = nil) {
     self.feed = feed
     self.printer = printer
+    self.station = station
   }
 
   func handle(_ event: LiveJobEvent) {
+    if let station {
+      // Levels, talk and the device's comings and goings are the job's; the
+      // recorder reports xruns, gaps and tones in its own lines.
+      switch event {
+      case .meter, .deviceLost, .deviceBack, .connectionsRestored:
+        station.take(event, line: LiveEventJSON.line(for: event))
+      default: station.count(event)
+      }
+    }
     switch event {
     case .deviceLost(let time, let failure):
       printer.deviceLost(time: time, reason: failure.description)

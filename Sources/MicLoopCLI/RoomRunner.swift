@@ -98,11 +98,11 @@ private final class RoomObserver: LiveJobObserver {
 
   func handle(_ event: LiveJobEvent) {
     switch event {
-    case .meter(let meter): if showsMeter { printer.show(meter) }
+    case .meter: if showsMeter { printer.show(event) }
     case .feedback(let feedback):
       if feedback.action == .notch { notches += 1 }
       if feedback.action == .duck { ducks += 1 }
-      printer.feedback(feedback)
+      printer.show(event)
     default: break
     }
   }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Console
+import Metering
 import MicLoopKit
 import ToneDecoding
 import TonePlans
@@ -41,10 +42,14 @@ struct Tones: ParsableCommand {
     help: "Decode only this channel (1 = first); default: the mix of all channels.")
   var channel: Int?
   @OptionGroup(title: "Decisions") var decisions: ToneReportOptions
+  @OptionGroup(title: "Monitoring station (live)") var station: StationOptions
 
   func validate() throws {
     _ = try TonePlanList.parse(plan)
     try devices.validate(input: input, raw: raw)
+    if input != nil && station.http != nil {
+      throw ValidationError("--http serves a live job; leave out --input to decode the device")
+    }
     if let channel, !(1...64).contains(channel) {
       throw ValidationError("--channel counts from 1 to 64; use --channel 1 for the first channel")
     }
@@ -56,14 +61,15 @@ struct Tones: ParsableCommand {
     guard let input else {
       let tones = ToneReporting(plans: plans, decisions: decisions, printsSummary: true)
       var settings = LiveSettings()
-      settings.meter = nil
+      // The station shows levels too; without it the decoder runs alone.
+      settings.meter = station.http == nil ? nil : MeterSettings()
       settings.analysisChannel = try ChannelChoice.index(channel, capturing: devices.channels)
       let deviceGiven = devices.device != nil || devices.capture != nil
       do {
         try LiveRunner.run(
           configuration: devices.configuration(.capture), settings: settings,
           record: nil, duration: duration?.value, json: json, showsMeter: false,
-          acceptsKeys: false, tones: tones, recovery: devices.recovery)
+          acceptsKeys: false, tones: tones, recovery: devices.recovery, station: station)
       } catch var failure as CommandFailure where !deviceGiven {
         failure.message += "; or decode a file with --input FILE"
         throw failure
