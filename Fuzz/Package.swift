@@ -30,6 +30,9 @@ let package = Package(
         .product(name: "TonePlans", package: "micloop"),
       ]),
     .executableTarget(
+      name: "HTTPRequestFuzzer",
+      dependencies: ["FuzzDriver", .product(name: "Station", package: "micloop")]),
+    .executableTarget(
       name: "CommandLineFuzzer",
       dependencies: ["FuzzDriver", .product(name: "MicLoopCLI", package: "micloop")]),
   ]

@@ -14,9 +14,9 @@ set -euo pipefail
 mode=${1:-60}
 shift || true
 declare -A checkRuns=([AudioFileFuzzer]=20000 [FileJobFuzzer]=6000 [TonePlanFuzzer]=30000
-  [CommandLineFuzzer]=1000)
+  [CommandLineFuzzer]=1000 [HTTPRequestFuzzer]=30000)
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(AudioFileFuzzer FileJobFuzzer TonePlanFuzzer CommandLineFuzzer)
+[ ${#targets[@]} -gt 0 ] || targets=(AudioFileFuzzer FileJobFuzzer TonePlanFuzzer CommandLineFuzzer HTTPRequestFuzzer)
 root=$(cd "$(dirname "$0")/.." && pwd)
 scratch="$root/.build-fuzz"
 swift=${SWIFT:-swift}
