@@ -87,28 +87,40 @@ import Testing
   /// rises by 4 and `/events` carries the four keys.
   @Test func dtmfKeysAreCountedAndStreamed() throws {
     let devices = try VirtualDevices()
+    // Quiet audio keeps the microphone running, so the keys are heard when played.
+    let keep = try devices.keepRunning("mic")
+    defer { keep.signal(SIGTERM) }
     let signal = file("dtmf.wav")
     let length = try VirtualDevices.programme([("dtmf", "123#")], lead: 2.5, tail: 1, at: signal)
     let tones = try devices.startMicloop([
       "tones", "--plan", "dtmf", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4",
-      "--json", "--http", "0", "--duration", String(length + 3),
+      "--json", "--http", "0", "--duration", String(length + 4),
     ])
     defer { tones.signal(SIGKILL) }
     let base = try #require(Self.stationURL(tones), "\(tones.printedSoFar)")
     let before = try PrometheusText.samples(try HTTPFetch.get(base + "metrics").text)
     #expect(before[#"micloop_tones_total{plan="dtmf"}"#] == nil)
-    // The event stream is read while the keys are played.
+    // The event stream is read while the keys are played, until the job ends.
     let stream = Task.detached {
-      try HTTPFetch.get(base + "events", maxTime: length + 1)
+      try HTTPFetch.get(base + "events", maxTime: length + 4)
     }
     usleep(300_000)
     let player = try devices.play(signal, into: "mic")
     defer { player.signal(SIGTERM) }
+    // Scraped while the job runs, as Prometheus would, until the four keys are counted.
+    var counted: Double?
+    let deadline = Date().addingTimeInterval(length + 2.5)
+    while counted != 4 && Date() < deadline {
+      usleep(250_000)
+      let scrape = try? HTTPFetch.get(base + "metrics").text
+      counted =
+        scrape.flatMap { try? PrometheusText.samples($0) }?[
+          #"micloop_tones_total{plan="dtmf"}"#]
+    }
     let events = try awaitResult(stream)
-    let after = try PrometheusText.samples(try HTTPFetch.get(base + "metrics").text)
     let result = tones.result()
     #expect(result.status == 0, "\(result.errorOutput)")
-    #expect(after[#"micloop_tones_total{plan="dtmf"}"#] == 4, "\(result.output)")
+    #expect(counted == 4, "\(result.output)")
     let keys = Self.objects(events.text, prefix: "data: ").filter {
       $0["event"] as? String == "tone" && $0["plan"] as? String == "dtmf"
     }.compactMap { $0["symbol"] as? String }
