@@ -72,11 +72,14 @@ check:
 unit-test: setup
 	$(SWIFT) build
 	rm -f .build/unit-test.xml
-	set -o pipefail; MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) MICLOOP_PYTHON=$(PYTHON) \
-	  $(SWIFT) test --disable-xctest --xunit-output .build/unit-test.xml 2>&1 | tee .build/unit-test.log
-	@python3 Scripts/unit_test_summary.py .build/unit-test.log .build/unit-test.xml \
-	  > .build/unit-test.summary || { cat .build/unit-test.summary; exit 1; }
-	@cat .build/unit-test.summary
+	@set -o pipefail; MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) MICLOOP_PYTHON=$(PYTHON) \
+	  $(SWIFT) test --disable-xctest --xunit-output .build/unit-test.xml 2>&1 | tee .build/unit-test.log; \
+	  status=$$?; \
+	  python3 Scripts/unit_test_summary.py .build/unit-test.log .build/unit-test.xml > .build/unit-test.summary \
+	    || status=1; \
+	  cat .build/unit-test.summary; \
+	  [ $$status -eq 0 ] || python3 Scripts/unit_test_summary.py --failures .build/unit-test.xml; \
+	  exit $$status
 
 ## soak: 24 hours of simulated audio through a live job (meter, DTMF, recording), then 3 hours with the
 ## howl guard too, optimised and as fast as the machine allows; fails on any growth of memory, drift,

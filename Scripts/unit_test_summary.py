@@ -6,6 +6,7 @@ failure or an error, whatever the console printed (the runner's own exit
 status decides the rest).
 
     python3 Scripts/unit_test_summary.py LOG XUNIT_XML
+    python3 Scripts/unit_test_summary.py --failures XUNIT_XML   (each failure in one line)
 """
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -33,7 +34,21 @@ def report_counts(xml_path):
     return counts
 
 
+def print_failures(xml_path):
+    try:
+        root = ElementTree.parse(xml_path).getroot()
+    except (OSError, ElementTree.ParseError):
+        return
+    for case in root.iter("testcase"):
+        for problem in list(case.findall("failure")) + list(case.findall("error")):
+            message = " ".join((problem.get("message") or problem.text or "").split())
+            print(f"unit-test: FAILED {case.get('classname')}.{case.get('name')}: {message[:400]}")
+
+
 def main():
+    if sys.argv[1] == "--failures":
+        print_failures(sys.argv[2])
+        return
     log_path, xml_path = sys.argv[1], sys.argv[2]
     line = closing_line(log_path)
     counts = report_counts(xml_path)

@@ -101,9 +101,7 @@ import Testing
     let before = try PrometheusText.samples(try HTTPFetch.get(base + "metrics").text)
     #expect(before[#"micloop_tones_total{plan="dtmf"}"#] == nil)
     // The event stream is read while the keys are played, until the job ends.
-    let stream = Task.detached {
-      try HTTPFetch.get(base + "events", maxTime: length + 4)
-    }
+    let stream = BackgroundFetch(base + "events", maxTime: length + 4)
     usleep(300_000)
     let player = try devices.play(signal, into: "mic")
     defer { player.signal(SIGTERM) }
@@ -117,7 +115,7 @@ import Testing
         scrape.flatMap { try? PrometheusText.samples($0) }?[
           #"micloop_tones_total{plan="dtmf"}"#]
     }
-    let events = try awaitResult(stream)
+    let events = try stream.result()
     let result = tones.result()
     #expect(result.status == 0, "\(result.errorOutput)")
     #expect(counted == 4, "\(result.output)")
@@ -184,18 +182,23 @@ import Testing
   }
 }
 
-/// Waits on the calling thread for a detached task's value.
-private func awaitResult<T: Sendable>(_ task: Task<T, any Error>) throws -> T {
-  let box = ResultBox<T>()
-  let done = DispatchSemaphore(value: 0)
-  Task.detached {
-    do { box.result = .success(try await task.value) } catch { box.result = .failure(error) }
-    done.signal()
-  }
-  done.wait()
-  return try box.result!.get()
-}
+/// A fetch on a thread of its own, started at once: a task of Swift's
+/// shared pool may wait for a thread that a busy parallel test run has not
+/// got to spare, and a stream read late misses what it was there to hear.
+private final class BackgroundFetch: @unchecked Sendable {
+  private let done = DispatchSemaphore(value: 0)
+  private var fetched: Result<HTTPFetch, any Error>?
 
-private final class ResultBox<T>: @unchecked Sendable {
-  var result: Result<T, any Error>?
+  init(_ url: String, maxTime: Double) {
+    Thread.detachNewThread { [self] in
+      fetched = Result { try HTTPFetch.get(url, maxTime: maxTime) }
+      done.signal()
+    }
+  }
+
+  /// The fetch's result, once curl has ended.
+  func result() throws -> HTTPFetch {
+    done.wait()
+    return try fetched!.get()
+  }
 }
