@@ -19,12 +19,14 @@ import Testing
   /// once more, and fails if the second loop is silent too.
   @Test func aToneLoopedThroughTheNativeNodeComesOutAtItsGain() throws {
     let server = try PipeWireServer()
-    let tone = try server.startMicloop([
-      "tone", "-f", "1000", "--level-db", "-10", "--duration", "60", "-D", "pw:mic",
-    ])
-    defer { tone.signal(SIGKILL) }
-    #expect(tone.waitForOutput("Playing"))
     for attempt in 1...2 {
+      // Each attempt starts the tone and the loop afresh: a silent speaker
+      // has been a tone whose node never played into the microphone.
+      let tone = try server.startMicloop([
+        "tone", "-f", "1000", "--level-db", "-10", "--duration", "60", "-D", "pw:mic",
+      ])
+      defer { tone.signal(SIGKILL) }
+      #expect(tone.waitForOutput("Playing"))
       let loop = try server.startMicloop([
         "loopback", "--capture", "pw:mic", "--playback", "pw:spk", "--gain-db", "-6",
         "--duration", "60", "--json",
@@ -41,10 +43,14 @@ import Testing
         #expect(abs(peak - -16) < 0.05, "peak \(peak) dBFS")
         return
       }
-      // Silence on the speaker: what the loop said.
+      // Silence on the speaker: the graph's links, and what the loop said.
+      let graph =
+        (try? SpawnedProcess(["pw-link", "-l"], environment: server.environment))?
+        .result().output ?? ""
       loop.signal(SIGINT)
       let looped = loop.result()
-      let said = "the speaker was silent; loopback: \(looped.output) \(looped.errorOutput)"
+      let said =
+        "the speaker was silent (attempt \(attempt)); loopback: \(looped.output) \(looped.errorOutput); links: \(graph)"
       if attempt == 2 { Issue.record(Comment(rawValue: said)) } else { print(said) }
     }
   }
