@@ -17,8 +17,10 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Scripts"))
 import native  # noqa: E402
 import servers  # noqa: E402
+from virtual_devices import VirtualDevices  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -150,30 +152,6 @@ def loudness_section(micloop, work, runs):
         f"true peak {summary['true_peak_dbtp']:.2f} vs {reference['true_peak_dbtp']:.2f} dBTP.",
         "",
     ]
-
-
-class VirtualDevices:
-    """A private PulseAudio server with null sinks "mic" and "spk" (see Scripts/virtual-devices.sh)."""
-
-    def __enter__(self):
-        self.runtime = tempfile.mkdtemp(prefix="micloop-bench-pulse.")
-        self.env = dict(os.environ, XDG_RUNTIME_DIR=self.runtime, PULSE_RUNTIME_PATH=self.runtime + "/pulse")
-        self.server = subprocess.Popen(
-            ["pulseaudio", "--daemonize=no", "--exit-idle-time=-1", "-n", "--log-target=stderr",
-             "--load=module-native-protocol-unix",
-             "--load=module-null-sink sink_name=mic rate=48000 channels=1",
-             "--load=module-null-sink sink_name=spk rate=48000 channels=1"],
-            env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(100):
-            if subprocess.run(["pactl", "info"], env=self.env, capture_output=True).returncode == 0:
-                return self
-            time.sleep(0.1)
-        raise RuntimeError("the private PulseAudio server did not start")
-
-    def __exit__(self, *exc):
-        self.server.kill()
-        self.server.wait()
-        subprocess.run(["rm", "-rf", self.runtime])
 
 
 def run_with_usage(command, env, measured_from=0):

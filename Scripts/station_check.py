@@ -34,6 +34,8 @@ import time
 import urllib.parse
 import urllib.request
 
+from virtual_devices import VirtualDevices
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RULES = os.path.join(ROOT, "Docs", "micloop-alerts.yml")
 RULES_TEST = os.path.join(ROOT, "Tests", "Fixtures", "micloop-alerts.test.yml")
@@ -56,32 +58,6 @@ class Checks:
         print(("ok      " if condition else "FAILED  ") + message, flush=True)
         if not condition:
             self.failures.append(message)
-
-
-class PrivatePulse:
-    """A private PulseAudio server with the null sinks mic and spk (as Scripts/virtual-devices.sh)."""
-
-    def __init__(self):
-        self.runtime = tempfile.mkdtemp(prefix="micloop-station-pulse.")
-        self.env = dict(os.environ, XDG_RUNTIME_DIR=self.runtime,
-                        PULSE_RUNTIME_PATH=os.path.join(self.runtime, "pulse"))
-        subprocess.run(["pulseaudio", "--daemonize=yes", "--exit-idle-time=-1", "-n", "--disallow-exit=no",
-                        f"--log-target=file:{self.runtime}/pulse.log", "--load=module-native-protocol-unix",
-                        "--load=module-null-sink sink_name=mic rate=48000 channels=1",
-                        "--load=module-null-sink sink_name=spk rate=48000 channels=1"],
-                       env=self.env, check=False, stderr=subprocess.DEVNULL)
-        for _ in range(100):
-            if subprocess.run(["pactl", "info"], env=self.env, capture_output=True).returncode == 0:
-                return
-            time.sleep(0.1)
-        raise SystemExit(f"station check: the private PulseAudio server did not start; see {self.runtime}/pulse.log")
-
-    def play(self, path):
-        return subprocess.Popen(["paplay", "--device=mic", path], env=self.env)
-
-    def stop(self):
-        subprocess.run(["pulseaudio", "--kill"], env=self.env, capture_output=True)
-        shutil.rmtree(self.runtime, ignore_errors=True)
 
 
 class EventStream:
@@ -231,144 +207,143 @@ def main():
     checks = Checks()
     work = tempfile.mkdtemp(prefix="micloop-station-check.")
     tone, speech, quiet = make_signals(work)
-    pulse = PrivatePulse()
     players, job, driver, prometheus = [], None, None, None
-    try:
-        # Quiet audio keeps the virtual microphone running from the start.
-        players.append(pulse.play(quiet))
-        job = Micloop(arguments.micloop, pulse.env, os.path.join(work, "rec"))
-        _, http = job.first(lambda e: e.get("event") == "http", 15)
-        if http is None:
-            ended = job.process.poll() is not None
-            raise SystemExit("station check: micloop printed no station address"
-                             + (": " + job.process.stderr.read().strip() if ended else ""))
-        url = http["url"]
-        station = urllib.parse.urlparse(url).netloc
-        print(f"station at {url}", flush=True)
-        prometheus, prometheus_port = start_prometheus(work, station)
-        events = EventStream(url)
-        # The browser plays recordings to the virtual speaker, not back into the microphone.
-        driver = browser(dict(pulse.env, PULSE_SINK="spk"))
-        driver.get(url)
+    with VirtualDevices() as pulse:
+        try:
+            # Quiet audio keeps the virtual microphone running from the start.
+            players.append(pulse.play(quiet))
+            job = Micloop(arguments.micloop, pulse.env, os.path.join(work, "rec"))
+            _, http = job.first(lambda e: e.get("event") == "http", 15)
+            if http is None:
+                ended = job.process.poll() is not None
+                raise SystemExit("station check: micloop printed no station address"
+                                 + (": " + job.process.stderr.read().strip() if ended else ""))
+            url = http["url"]
+            station = urllib.parse.urlparse(url).netloc
+            print(f"station at {url}", flush=True)
+            prometheus, prometheus_port = start_prometheus(work, station)
+            events = EventStream(url)
+            # The browser plays recordings to the virtual speaker, not back into the microphone.
+            driver = browser(dict(pulse.env, PULSE_SINK="spk"))
+            driver.get(url)
 
-        # 3 first: speech, then the recording it makes closes while the tone and keys play.
-        recorded = {e["file"] for _, e in job.lines if e.get("event") == "recording"}
-        spoken = subprocess.run(["paplay", "--device=mic", speech], env=pulse.env, capture_output=True, text=True)
-        checks.expect(spoken.returncode == 0, f"the speech played ({spoken.stderr.strip()})")
-        time.sleep(1.5)
+            # 3 first: speech, then the recording it makes closes while the tone and keys play.
+            recorded = {e["file"] for _, e in job.lines if e.get("event") == "recording"}
+            spoken = subprocess.run(["paplay", "--device=mic", speech], env=pulse.env, capture_output=True, text=True)
+            checks.expect(spoken.returncode == 0, f"the speech played ({spoken.stderr.strip()})")
+            time.sleep(1.5)
 
-        # 1. The bar follows a tone: micloop reports its level on /events, the page shows it.
-        played = time.monotonic()
-        players.append(pulse.play(tone))
-        shown, reading = None, None
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            reading = page_reading(driver)
-            if reading is not None and abs(reading - TONE_DBFS) <= LEVEL_TOLERANCE:
-                shown = time.monotonic()
-                break
-            time.sleep(0.02)
-        reported, _ = events.first(lambda e: e.get("event") == "level" and e.get("rms_dbfs") is not None
-                                   and abs(e["rms_dbfs"] - TONE_DBFS) <= LEVEL_TOLERANCE, 1, after=played)
-        checks.expect(reported is not None, f"micloop reported the tone at {TONE_DBFS:+.0f} dBFS RMS")
-        checks.expect(shown is not None, f"the page's bar reads {reading} dBFS for the {TONE_DBFS:+.0f} dBFS tone")
-        if reported is not None and shown is not None:
-            checks.expect(shown - reported <= BAR_LATENCY,
-                          f"the bar moved {shown - reported:.3f} s after micloop reported the level "
-                          f"({shown - played:.2f} s after the tone was started)")
-        levels = []
-        deadline = time.monotonic() + 4
-        while time.monotonic() < deadline:
-            levels = prometheus_query(prometheus_port, "micloop_level_rms_dbfs")
-            if levels and abs(levels[0] - TONE_DBFS) <= LEVEL_TOLERANCE:
-                break
-            time.sleep(0.25)
-        checks.expect(bool(levels) and abs(levels[0] - TONE_DBFS) <= LEVEL_TOLERANCE,
-                      f"Prometheus reads the level at {levels[0] if levels else None} dBFS")
-
-        # 2. Keys on the page.
-        players[-1].wait()
-        send = subprocess.run([arguments.micloop, "send", "--plan", "dtmf", KEYS, "-D", "pulse:mic"],
-                              env=pulse.env, capture_output=True, text=True)
-        checks.expect(send.returncode == 0, f"micloop send {KEYS} played ({send.stderr.strip()})")
-        for key in KEYS:
-            arrived, _ = job.first(lambda e, k=key: e.get("event") == "tone" and e.get("symbol") == k, 5)
-            shown = None
-            deadline = time.monotonic() + 5
+            # 1. The bar follows a tone: micloop reports its level on /events, the page shows it.
+            played = time.monotonic()
+            players.append(pulse.play(tone))
+            shown, reading = None, None
+            deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
-                symbols = driver.execute_script(
-                    "return Array.from(document.querySelectorAll('#tones .sym')).map(s => s.textContent);")
-                if key in symbols:
+                reading = page_reading(driver)
+                if reading is not None and abs(reading - TONE_DBFS) <= LEVEL_TOLERANCE:
                     shown = time.monotonic()
                     break
                 time.sleep(0.02)
-            checks.expect(arrived is not None and shown is not None and shown - arrived <= KEY_LATENCY,
-                          f"key {key} on the page " + (f"{shown - arrived:.3f} s after micloop reported it"
-                                                       if arrived and shown else "never"))
-        counted = None
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            counts = prometheus_query(prometheus_port, 'micloop_tones_total{plan="dtmf"}')
-            counted = counts[0] if counts else None
-            if counted == len(KEYS):
-                break
-            time.sleep(0.5)
-        checks.expect(counted == len(KEYS), f"Prometheus counts {counted} DTMF tones of the {len(KEYS)} sent")
+            reported, _ = events.first(lambda e: e.get("event") == "level" and e.get("rms_dbfs") is not None
+                                       and abs(e["rms_dbfs"] - TONE_DBFS) <= LEVEL_TOLERANCE, 1, after=played)
+            checks.expect(reported is not None, f"micloop reported the tone at {TONE_DBFS:+.0f} dBFS RMS")
+            checks.expect(shown is not None, f"the page's bar reads {reading} dBFS for the {TONE_DBFS:+.0f} dBFS tone")
+            if reported is not None and shown is not None:
+                checks.expect(shown - reported <= BAR_LATENCY,
+                              f"the bar moved {shown - reported:.3f} s after micloop reported the level "
+                              f"({shown - played:.2f} s after the tone was started)")
+            levels = []
+            deadline = time.monotonic() + 4
+            while time.monotonic() < deadline:
+                levels = prometheus_query(prometheus_port, "micloop_level_rms_dbfs")
+                if levels and abs(levels[0] - TONE_DBFS) <= LEVEL_TOLERANCE:
+                    break
+                time.sleep(0.25)
+            checks.expect(bool(levels) and abs(levels[0] - TONE_DBFS) <= LEVEL_TOLERANCE,
+                          f"Prometheus reads the level at {levels[0] if levels else None} dBFS")
 
-        # 3. The speech's recording on the page, played.
-        _, closed = job.first(lambda e: e.get("event") == "recording" and e["file"] not in recorded
-                              and e.get("duration", 0) >= SPEECH_SECONDS, 20)
-        if closed is None:
-            for _, e in events.lines[-60::4]:
-                if e.get("event") == "level":
-                    print("   ", e.get("time"), e.get("rms_dbfs"), e.get("speech_dbfs"), e.get("noise_floor_dbfs"),
-                          e.get("open_dbfs"), e.get("talking"))
-        checks.expect(closed is not None, "the speech made a recording" + ("" if closed else ": " + ", ".join(
-            f"{e.get('event')} {e.get('file', '')} {e.get('time')} {e.get('duration')} s" for _, e in job.lines
-            if e.get("event") in ("recording", "blip", "open", "idle", "gap"))))
-        if closed is not None:
-            name = closed["file"]
-            found = None
+            # 2. Keys on the page.
+            players[-1].wait()
+            send = subprocess.run([arguments.micloop, "send", "--plan", "dtmf", KEYS, "-D", "pulse:mic"],
+                                  env=pulse.env, capture_output=True, text=True)
+            checks.expect(send.returncode == 0, f"micloop send {KEYS} played ({send.stderr.strip()})")
+            for key in KEYS:
+                arrived, _ = job.first(lambda e, k=key: e.get("event") == "tone" and e.get("symbol") == k, 5)
+                shown = None
+                deadline = time.monotonic() + 5
+                while time.monotonic() < deadline:
+                    symbols = driver.execute_script(
+                        "return Array.from(document.querySelectorAll('#tones .sym')).map(s => s.textContent);")
+                    if key in symbols:
+                        shown = time.monotonic()
+                        break
+                    time.sleep(0.02)
+                checks.expect(arrived is not None and shown is not None and shown - arrived <= KEY_LATENCY,
+                              f"key {key} on the page " + (f"{shown - arrived:.3f} s after micloop reported it"
+                                                           if arrived and shown else "never"))
+            counted = None
             deadline = time.monotonic() + 5
-            while time.monotonic() < deadline and found is None:
-                found = driver.execute_script(
-                    "const n = arguments[0]; return Array.from(document.querySelectorAll('#recordings li'))"
-                    ".some(li => li.textContent.includes(n));", name)
-                if not found:
-                    found = None
-                    time.sleep(0.05)
-            checks.expect(bool(found), f"{name} is in the page's recordings")
-            duration = driver.execute_async_script(
-                "const done = arguments[arguments.length - 1];"
-                "const li = Array.from(document.querySelectorAll('#recordings li'))"
-                "  .find(li => li.textContent.includes(arguments[0]));"
-                "const a = li ? li.querySelector('audio') : null; if (!a) { done(null); return; }"
-                "a.preload = 'auto'; a.addEventListener('loadedmetadata', () => {"
-                "  a.play().then(() => setTimeout(() => done([a.duration, a.currentTime]), 700),"
-                "              (e) => done([a.duration, -1])); }, { once: true });"
-                "a.load(); setTimeout(() => done([a.duration, a.currentTime]), 8000);", name)
-            expected = closed["frames"] / 48000
-            checks.expect(duration is not None and abs(duration[0] - expected) <= 0.01,
-                          f"the page's player holds {duration[0] if duration else None} s of the "
-                          f"{expected:.3f} s recording")
-            checks.expect(duration is not None and duration[1] > 0, "the page's player plays it")
-        if arguments.screenshot:
-            # Speech again, so that the screenshot shows the talk row open.
-            players.append(pulse.play(speech))
-            time.sleep(1.2)
-            driver.execute_script("window.scrollTo(0, 0);")
-            driver.save_screenshot(arguments.screenshot)
-    finally:
-        if driver is not None:
-            driver.quit()
-        if prometheus is not None:
-            prometheus.terminate()
-        if job is not None:
-            job.stop()
-        for player in players:
-            if player.poll() is None:
-                player.kill()
-        pulse.stop()
+            while time.monotonic() < deadline:
+                counts = prometheus_query(prometheus_port, 'micloop_tones_total{plan="dtmf"}')
+                counted = counts[0] if counts else None
+                if counted == len(KEYS):
+                    break
+                time.sleep(0.5)
+            checks.expect(counted == len(KEYS), f"Prometheus counts {counted} DTMF tones of the {len(KEYS)} sent")
+
+            # 3. The speech's recording on the page, played.
+            _, closed = job.first(lambda e: e.get("event") == "recording" and e["file"] not in recorded
+                                  and e.get("duration", 0) >= SPEECH_SECONDS, 20)
+            if closed is None:
+                for _, e in events.lines[-60::4]:
+                    if e.get("event") == "level":
+                        print("   ", e.get("time"), e.get("rms_dbfs"), e.get("speech_dbfs"), e.get("noise_floor_dbfs"),
+                              e.get("open_dbfs"), e.get("talking"))
+            checks.expect(closed is not None, "the speech made a recording" + ("" if closed else ": " + ", ".join(
+                f"{e.get('event')} {e.get('file', '')} {e.get('time')} {e.get('duration')} s" for _, e in job.lines
+                if e.get("event") in ("recording", "blip", "open", "idle", "gap"))))
+            if closed is not None:
+                name = closed["file"]
+                found = None
+                deadline = time.monotonic() + 5
+                while time.monotonic() < deadline and found is None:
+                    found = driver.execute_script(
+                        "const n = arguments[0]; return Array.from(document.querySelectorAll('#recordings li'))"
+                        ".some(li => li.textContent.includes(n));", name)
+                    if not found:
+                        found = None
+                        time.sleep(0.05)
+                checks.expect(bool(found), f"{name} is in the page's recordings")
+                duration = driver.execute_async_script(
+                    "const done = arguments[arguments.length - 1];"
+                    "const li = Array.from(document.querySelectorAll('#recordings li'))"
+                    "  .find(li => li.textContent.includes(arguments[0]));"
+                    "const a = li ? li.querySelector('audio') : null; if (!a) { done(null); return; }"
+                    "a.preload = 'auto'; a.addEventListener('loadedmetadata', () => {"
+                    "  a.play().then(() => setTimeout(() => done([a.duration, a.currentTime]), 700),"
+                    "              (e) => done([a.duration, -1])); }, { once: true });"
+                    "a.load(); setTimeout(() => done([a.duration, a.currentTime]), 8000);", name)
+                expected = closed["frames"] / 48000
+                checks.expect(duration is not None and abs(duration[0] - expected) <= 0.01,
+                              f"the page's player holds {duration[0] if duration else None} s of the "
+                              f"{expected:.3f} s recording")
+                checks.expect(duration is not None and duration[1] > 0, "the page's player plays it")
+            if arguments.screenshot:
+                # Speech again, so that the screenshot shows the talk row open.
+                players.append(pulse.play(speech))
+                time.sleep(1.2)
+                driver.execute_script("window.scrollTo(0, 0);")
+                driver.save_screenshot(arguments.screenshot)
+        finally:
+            if driver is not None:
+                driver.quit()
+            if prometheus is not None:
+                prometheus.terminate()
+            if job is not None:
+                job.stop()
+            for player in players:
+                if player.poll() is None:
+                    player.kill()
 
     # 5. The documented alerts.
     rules = subprocess.run(["promtool", "test", "rules", RULES_TEST], capture_output=True, text=True, cwd=ROOT)
