@@ -21,14 +21,9 @@ public struct HTTPFetch: Sendable {
     // posix_spawn and waitpid rather than Foundation's Process, whose exit
     // notice waits for a dispatch thread that a busy parallel test run may
     // not have to spare.
-    let argv =
+    let pid = try TestServerProcess.spawn(
       ["curl", "-s", "--path-as-is", "-m", String(maxTime), "-D", headerFile, "-o", bodyFile]
-      + arguments + [url]
-    var pid = pid_t()
-    let cArguments = argv.map { strdup($0) } + [nil]
-    defer { cArguments.forEach { free($0) } }
-    let spawned = posix_spawn(&pid, "/usr/bin/curl", nil, nil, cArguments, environ)
-    guard spawned == 0 else { throw CocoaError(.executableLoad) }
+        + arguments + [url], environment: [:], output: "/dev/null")
     var exit: Int32 = 0
     while waitpid(pid, &exit, 0) < 0 && errno == EINTR {}
     let headers = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
