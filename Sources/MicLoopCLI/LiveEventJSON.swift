@@ -14,7 +14,7 @@ enum LiveEventJSON {
       LiveEventLines.xrun(bus, time: time, lostFrames: lostFrames)
     case .pause(let time, let seconds): LiveEventLines.pause(time: time, seconds: seconds)
     case .audioLost(let time, let seconds, let cause):
-      LiveEventLines.lost(time: time, seconds: seconds, reason: cause == .pause ? "pause" : "xrun")
+      LiveEventLines.lost(time: time, seconds: seconds, reason: cause.gapReason)
     case .deviceLost(let time, let failure):
       LiveEventLines.deviceLost(time: time, reason: failure.description)
     case .deviceBack(let time, let gap, let filled):

@@ -55,7 +55,7 @@ final class StationReporter {
     case .feedback: break
     case .xrun(let bus, _, _): metrics.countXrun(bus: bus.name)
     case .pause: break
-    case .audioLost(_, _, let cause): metrics.countGap(reason: cause == .pause ? "pause" : "xrun")
+    case .audioLost(_, _, let cause): metrics.countGap(reason: cause.gapReason)
     case .deviceLost:
       metrics.setDeviceUp(false)
       metrics.countGap(reason: "device_lost")

@@ -79,4 +79,7 @@ public enum AudioLossCause: Sendable {
   case pause
   /// The loop waited while playback recovered from an underrun.
   case underrun
+
+  /// The reason the loss is reported and indexed under, as a `gap`.
+  public var gapReason: String { self == .pause ? "pause" : "xrun" }
 }
