@@ -9,7 +9,7 @@ import TonePlans
 /// of stream time.
 final class SoakObserver: LiveJobObserver {
   let rate: Int
-  let processor: () -> LiveProcessor?
+  let processor: LiveProcessor
   var digitTimes = [Double]()
   var otherSymbols = 0
   var guardActions = 0
@@ -18,7 +18,7 @@ final class SoakObserver: LiveJobObserver {
   var resident = [Int]()
   private var nextHour = 1
 
-  init(rate: Int, expectedDigits: Int, processor: @escaping () -> LiveProcessor?) {
+  init(rate: Int, expectedDigits: Int, processor: LiveProcessor) {
     self.rate = rate
     self.processor = processor
     digitTimes.reserveCapacity(expectedDigits + 16)
@@ -41,7 +41,7 @@ final class SoakObserver: LiveJobObserver {
   }
 
   func shouldStop() -> Bool {
-    let seconds = (processor()?.framesProcessed.load(ordering: .relaxed) ?? 0) / rate
+    let seconds = processor.framesProcessed.load(ordering: .relaxed) / rate
     if seconds >= nextHour * 3600 {
       resident.append(Self.residentBytes())
       nextHour += 1

@@ -72,9 +72,7 @@ settings.recordingPath = recordingPath
 let job = try LiveJob(configuration: configuration, settings: settings) { device }
 
 let expectedDigits = hours * 3600 / loopSeconds
-let observer = SoakObserver(rate: rate, expectedDigits: expectedDigits) { [weak job] in
-  job?.processor
-}
+let observer = SoakObserver(rate: rate, expectedDigits: expectedDigits, processor: job.processor)
 let began = Date()
 let outcome = try job.run(observer: observer)
 let elapsed = Date().timeIntervalSince(began)
