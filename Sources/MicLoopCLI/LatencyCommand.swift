@@ -51,15 +51,13 @@ struct Latency: ParsableCommand {
     let measured =
       try room.map { try LoopMeasurement.inRoom($0, configuration: configuration) }
       ?? LoopMeasurement.onDevices(configuration: configuration, devices: devices)
-    guard let (probe, granted, serverLatency) = measured else { return }
-    try report(probe: probe, granted: granted, serverLatency: serverLatency)
+    guard let measured else { return }
+    try report(measured)
   }
 
-  private func report(
-    probe: LatencyProbe, granted: GrantedConfiguration, serverLatency: ServerLatency?
-  ) throws {
-    let measurement = try LoopMeasurement.result(
-      of: probe, rate: granted.sampleRate, room: room, devices: devices)
+  private func report(_ outcome: LoopMeasurement.Outcome) throws {
+    let (_, granted, serverLatency, _) = outcome
+    let measurement = try LoopMeasurement.result(of: outcome, room: room, devices: devices)
     let rate = Double(granted.sampleRate)
     let ms = { (frames: Int) in DecimalFormatting.fixed(Double(frames) / rate * 1000, places: 2) }
     let buffering = granted.loopBufferFrames

@@ -8,7 +8,11 @@ import Synchronization
 /// a simulated room — for `micloop latency` and `loopback --ring-out
 /// measure`. Control thread.
 enum LoopMeasurement {
-  typealias Outcome = (probe: LatencyProbe, granted: GrantedConfiguration, server: ServerLatency?)
+  /// The probe, what the devices granted, the sound server's own estimate
+  /// (native backends), and how many xruns the measurement met.
+  typealias Outcome = (
+    probe: LatencyProbe, granted: GrantedConfiguration, server: ServerLatency?, xruns: Int
+  )
 
   /// The probe over the devices of `configuration`; `nil` when interrupted.
   static func onDevices(configuration: DuplexConfiguration, devices: DeviceOptions) throws
@@ -71,18 +75,28 @@ enum LoopMeasurement {
       )
     }
     if interruptRequested.load(ordering: .relaxed) { return nil }
-    return unit.granted.map { (probe, $0, serverLatency) }
+    let statistics = unit.statistics.snapshot()
+    let xruns = statistics.overruns + statistics.underruns + statistics.settlingXruns
+    return unit.granted.map { (probe, $0, serverLatency, xruns) }
   }
 
-  /// What the probe found, or the one-line failure when no chirp came back.
-  static func result(of probe: LatencyProbe, rate: Int, room: String?, devices: DeviceOptions)
+  /// What the probe found, or the one-line failure when no chirp came back
+  /// (naming the xruns that may have cost the chirps).
+  static func result(of outcome: Outcome, room: String?, devices: DeviceOptions)
     throws -> LatencyProbe.Measurement
   {
-    if let measurement = probe.result() { return measurement }
+    if let measurement = outcome.probe.result() { return measurement }
+    let rate = outcome.granted.sampleRate
     if let room {
       throw CommandFailure(
         message:
           "no chirp came back through the room \(room) at \(rate) Hz; give a room's response at a rate a chirp fits in (8000 Hz or more, e.g. sox \(room) -r 48000 room-48000.wav)"
+      )
+    }
+    if outcome.xruns > 0 {
+      throw CommandFailure(
+        message:
+          "no chirp came back on \(devices.captureDevice) through \(outcome.xruns) xruns (capture overrun or playback underrun); measure again on a quieter machine or with a larger --period"
       )
     }
     throw CommandFailure(

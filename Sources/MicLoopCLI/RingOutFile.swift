@@ -20,8 +20,7 @@ enum RingOutFile {
       try room.map { try LoopMeasurement.inRoom($0, configuration: configuration) }
       ?? LoopMeasurement.onDevices(configuration: configuration, devices: devices)
     guard let outcome else { return nil }
-    let measurement = try LoopMeasurement.result(
-      of: outcome.probe, rate: outcome.granted.sampleRate, room: room, devices: devices)
+    let measurement = try LoopMeasurement.result(of: outcome, room: room, devices: devices)
     let plan = try plan(
       measurement.impulseResponse, rate: outcome.granted.sampleRate,
       band: outcome.probe.measuredBand, settings: settings,

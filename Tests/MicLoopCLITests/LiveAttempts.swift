@@ -39,6 +39,20 @@ enum LiveAttempts {
     guard !first.passed, first.lost else { return first.result }
     return try attempt().result
   }
+
+  /// `run` for a live test whose shortfalls on a loaded machine are not
+  /// explained yet (no loss reported): a shortfall is printed, with what
+  /// the attempt saw, and tried once more; the test then checks the second
+  /// result. Both attempts falling short still fails the test.
+  @discardableResult
+  static func runAgainAfterAnyShortfall<T>(
+    _ attempt: () throws -> (result: T, passed: Bool, output: String)
+  ) rethrows -> T {
+    let first = try attempt()
+    guard !first.passed else { return first.result }
+    print("live attempt fell short without a reported loss; trying once more: \(first.output)")
+    return try attempt().result
+  }
 }
 
 @Suite struct LiveAttemptsTests {
@@ -66,5 +80,21 @@ enum LiveAttempts {
     #expect(attempts(passed: false, output: "xrun (playback underrun) at 2.45 s") == 1)
     #expect(attempts(passed: false, output: "") == 1)
     #expect(attempts(passed: true, output: "xrun (capture overrun) at 2.45 s") == 1)
+  }
+
+  /// The unexplained kind: any shortfall is tried once more, a pass never.
+  @Test func anyShortfallIsTriedOnceMore() {
+    var calls = 0
+    LiveAttempts.runAgainAfterAnyShortfall {
+      calls += 1
+      return ((), false, "")
+    }
+    #expect(calls == 2)
+    calls = 0
+    LiveAttempts.runAgainAfterAnyShortfall {
+      calls += 1
+      return ((), true, "")
+    }
+    #expect(calls == 1)
   }
 }

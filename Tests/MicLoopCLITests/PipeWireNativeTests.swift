@@ -173,21 +173,33 @@ import Testing
 
   @Test func tonesSentToTheNativeNodeAreDecodedLive() throws {
     let server = try PipeWireServer()
-    let result = try LiveAttempts.run {
+    // In whole-suite runs the tones have been missing once with no loss
+    // reported (as the native loop test's silent tone node): the second
+    // attempt must hear them, and the first one's links are printed.
+    let result = try LiveAttempts.runAgainAfterAnyShortfall {
+      let started = Date()
       let tones = try server.startMicloop([
         "tones", "--plan", "dtmf,ccir", "-D", "pw:mic", "--json", "--duration", "30",
       ])
       defer { tones.signal(SIGKILL) }
       #expect(tones.waitForOutput("\"start\""))
+      var sent = ""
       for (plan, text) in [("dtmf", "0#*9"), ("ccir", "12335")] {
         let send = try server.startMicloop(["send", "--plan", plan, text, "-D", "pw:mic"])
-        #expect(send.wait() == 0, "\(send.result().errorOutput)")
+        let status = send.wait()
+        #expect(status == 0, "\(send.result().errorOutput)")
+        sent += " \(plan) sent by \(Date().timeIntervalSince(started)) s;"
       }
       usleep(500_000)
+      let graph =
+        (try? SpawnedProcess(["pw-link", "-l"], environment: server.environment))?
+        .result().output ?? ""
       tones.signal(SIGINT)
       let result = tones.result()
       let passed = TonesCommandTests.heard(result.output, dtmf: "0#*9", texts: ["12335"])
-      return (result, passed, result.output)
+      let seen =
+        "\(sent) stopped at \(Date().timeIntervalSince(started)) s; tones: \(result.output) \(result.errorOutput); links: \(graph)"
+      return (result, passed, seen)
     }
     #expect(result.status == 0, "\(result.errorOutput)")
     let events = TonesCommandTests.events(result.output)

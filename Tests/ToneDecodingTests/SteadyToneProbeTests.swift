@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ToneDecoding
@@ -115,15 +116,25 @@ import Testing
     #expect(held <= 15, "held \(held) frames of 20 ms")
   }
 
-  /// Noise alone gives no lock.
-  @Test func noiseHasNoLock() {
-    var random = SystemRandomNumberGenerator()
-    let probe = Self.probe(seconds: 1) { _ in Double.random(in: -0.3...0.3, using: &random) }
+  /// Noise alone seldom gives a lock: over 40 seconds of white noise
+  /// (each its own seed), probed near every 10 Hz from 70 to 250 Hz, at
+  /// most 3 % of the probes lock (1.4 % today). One noise alone can lock
+  /// twice, so a single unseeded second was a coin toss.
+  @Test func noiseSeldomLocks() {
+    var probes = 0
     var locks = 0
-    for frequency in stride(from: 70.0, through: 250, by: 10)
-    where probe.lock(near: frequency) != nil {
-      locks += 1
+    for seed in 1...Self.noiseSeeds {
+      var random = SplitMix(seed: UInt64(seed))
+      let probe = Self.probe(seconds: 1) { _ in Double.random(in: -0.3...0.3, using: &random) }
+      for frequency in stride(from: 70.0, through: 250, by: 10) {
+        probes += 1
+        if probe.lock(near: frequency) != nil { locks += 1 }
+      }
     }
-    #expect(locks <= 1)
+    #expect(Double(locks) <= Self.noiseLockShare * Double(probes), "\(locks) of \(probes)")
   }
+
+  /// Seconds of noise, and the share of probes that may lock on them.
+  static let noiseSeeds = 40
+  static let noiseLockShare = 0.03
 }
