@@ -143,7 +143,7 @@ feedback-eval: build
 	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval \
 	  --music .build/music-corpus --music-seconds 30 --check
 
-## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line, station requests), the same 85,000 inputs every run
+## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line, station requests), the same 101,000 inputs every run
 fuzz-check: setup
 	SWIFT=$(SWIFT) bash Scripts/fuzz.sh check
 

@@ -13,7 +13,7 @@
 set -euo pipefail
 mode=${1:-60}
 shift || true
-declare -A checkRuns=([AudioFileFuzzer]=20000 [FileJobFuzzer]=4000 [TonePlanFuzzer]=30000
+declare -A checkRuns=([AudioFileFuzzer]=20000 [FileJobFuzzer]=20000 [TonePlanFuzzer]=30000
   [CommandLineFuzzer]=1000 [HTTPRequestFuzzer]=30000)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(AudioFileFuzzer FileJobFuzzer TonePlanFuzzer CommandLineFuzzer HTTPRequestFuzzer)
@@ -38,32 +38,66 @@ export SWIFT_BACKTRACE=enable=no
 work=$(mktemp -d /tmp/micloop-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 total=0
+# Processes per target in check mode, each with its own seed (1, 2 …) and
+# its share of the inputs, run side by side: the whole-file jobs cost most
+# per input, and two cores each take half (the same inputs on any machine).
+declare -A checkWorkers=([FileJobFuzzer]=2)
+
+# Runs worker $2 of target $1 with the given libFuzzer budget; its log is
+# $work/$1/$2/log, and what it finds is kept in $work/$1/$2/findings.
+run_worker() {
+  local target=$1 worker=$2
+  shift 2
+  local place="$work/$target/$worker"
+  mkdir -p "$place/corpus" "$place/findings"
+  cp "$work/$target/seeds/"* "$place/corpus/"
+  (cd "$place/findings" && "$scratch/release/$target" "$@" \
+    -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "$place/corpus" >"$place/log" 2>&1)
+}
+
 for target in "${targets[@]}"; do
-  mkdir -p "$work/$target/corpus" "$work/$target/findings"
-  if [ -d "$root/Fuzz/Corpus/$target" ]; then cp "$root/Fuzz/Corpus/$target/"* "$work/$target/corpus/"; fi
+  mkdir -p "$work/$target/seeds"
+  if [ -d "$root/Fuzz/Corpus/$target" ]; then cp "$root/Fuzz/Corpus/$target/"* "$work/$target/seeds/"; fi
   if [ "$target" = FileJobFuzzer ]; then
-    cp "$root/Fuzz/Corpus/AudioFileFuzzer/"* "$work/$target/corpus/"
-    python3 "$root/Scripts/fuzz_seeds.py" "$work/$target/corpus" >/dev/null
+    cp "$root/Fuzz/Corpus/AudioFileFuzzer/"* "$work/$target/seeds/"
+    python3 "$root/Scripts/fuzz_seeds.py" "$work/$target/seeds" >/dev/null
   fi
-  log="$work/$target/log"
+  workers=1
   if [ "$mode" = check ]; then
-    budget=(-seed=1 -runs="${checkRuns[$target]}")
+    workers=${checkWorkers[$target]:-1}
     described="seed 1"
+    [ "$workers" -gt 1 ] && described="seeds 1 to $workers, side by side"
   else
-    budget=(-max_total_time="$mode")
     described="${mode}s"
   fi
   started=$SECONDS
-  if ! (cd "$work/$target/findings" && "$scratch/release/$target" "${budget[@]}" \
-    -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "$work/$target/corpus" >"$log" 2>&1); then
+  pids=()
+  for worker in $(seq "$workers"); do
+    if [ "$mode" = check ]; then
+      budget=(-seed="$worker" -runs=$(( ${checkRuns[$target]} / workers )))
+    else
+      budget=(-max_total_time="$mode")
+    fi
+    run_worker "$target" "$worker" "${budget[@]}" &
+    pids+=($!)
+  done
+  failedWorker=""
+  for index in "${!pids[@]}"; do
+    wait "${pids[$index]}" || failedWorker=$((index + 1))
+  done
+  if [ -n "$failedWorker" ]; then
+    log="$work/$target/$failedWorker/log"
     echo "fuzz: $target failed; its report:" >&2
     grep -E "ERROR|SUMMARY|Fatal error|Swift runtime failure|deadly signal|Test unit written" "$log" >&2 || tail -20 "$log" >&2
-    for finding in "$work/$target/findings"/*; do
+    for finding in "$work/$target"/*/findings/*; do
       [ -e "$finding" ] && cp "$finding" "$root/Fuzz/" && echo "fuzz: kept $(basename "$finding") in Fuzz/" >&2
     done
     exit 1
   fi
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  runs=0
+  for worker in $(seq "$workers"); do
+    runs=$((runs + $(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$target/$worker/log")))
+  done
   total=$((total + runs))
   echo "fuzz: $target: $runs inputs ($described) in $((SECONDS - started)) s, no crash, no hang, no leak"
 done

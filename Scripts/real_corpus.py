@@ -41,7 +41,10 @@ man tunes, the two Czech voices check, the codec2 clips are independent.
 Their files come from the packages' own file lists (`dpkg -L`), by folder
 and name pattern, and nothing else is read.
 
-Decoded audio is cached under .build/real-corpus (rebuilt when missing).
+Decoded audio is cached under the user's cache folder, in
+`micloop/real-corpus` (`$XDG_CACHE_HOME`, else `~/.cache`; or wherever
+`MICLOOP_CORPUS_CACHE` names), rebuilt when missing: a fresh clone reuses
+what an earlier one decoded, and each file's name carries its version.
 """
 
 import hashlib
@@ -58,7 +61,9 @@ from scipy.signal import resample_poly
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-CACHE = os.path.join(ROOT, ".build", "real-corpus")
+CACHE_ROOT = os.environ.get("MICLOOP_CORPUS_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "micloop")
+CACHE = os.path.join(CACHE_ROOT, "real-corpus")
 SOUNDS = "/usr/share/asterisk/sounds"
 MOH = "/usr/share/asterisk/moh"
 RATE = 16000  # the prompts' own rate; everything is built at this rate
@@ -328,8 +333,16 @@ def write_wav(path, samples, rate, bits=16):
     os.replace(partial, path)
 
 
+def shown(path):
+    """`path` as a report prints it: under the home folder as ~/..., else relative."""
+    home = os.path.expanduser("~")
+    if path.startswith(home + os.sep):
+        return "~" + path[len(home):]
+    return os.path.relpath(path)
+
+
 def dtmf_receiver():
-    """spandsp's DTMF receiver (Bench/dtmf_rx.c) built under .build/real-corpus."""
+    """spandsp's DTMF receiver (Bench/dtmf_rx.c) built into the cache (again when the source is newer)."""
     source = os.path.join(ROOT, "Bench", "dtmf_rx.c")
     binary = os.path.join(CACHE, "dtmf_rx")
     if not os.path.exists(binary) or os.path.getmtime(binary) < os.path.getmtime(source):

@@ -34,7 +34,7 @@ their times (a key counts as found when micloop reports it while it sounds,
 keys right in every file, no extra key), whatever `--report-only` says.
 `--check` fails (exit 1) unless micloop gets at least `TARGET_RIGHT` keys of
 every file right with no extra key; `--report-only` prints the verdict
-without failing. Files are cached under .build/real-corpus/keys-*.
+without failing. Files are cached in the corpus cache (real_corpus.CACHE) as keys-*.
 """
 
 import argparse

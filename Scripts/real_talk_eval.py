@@ -70,7 +70,7 @@ they leave as they were).
 By default two cases per condition and group (72 files, 75 minutes), and
 two per condition for each group's men and women (120 files, 110
 minutes); `--full` builds six of each (576 files). Case files and the
-peers' results are cached under .build/real-corpus/talk-*; micloop always
+peers' results are cached in the corpus cache (real_corpus.CACHE) as talk-*; micloop always
 runs afresh. `--check` fails (exit 1) below the targets named at the top
 of this file (in every group, and for every group's men and women);
 `--guard` only on a regression in the two halves (the prompt speakers',
@@ -751,7 +751,7 @@ def render(table, congrats, rows, seed, voices):
     if lost:
         worst = sorted(lost, key=lambda item: -item[1][2])[:DROPOUTS_LISTED]
         lines += [f"The {len(worst)} with the most speech (all of them in --json; the files are "
-                  f"{os.path.relpath(case_directory(seed))}/NAME-48k.wav):", "",
+                  f"{real_corpus.shown(case_directory(seed))}/NAME-48k.wav):", "",
                   "| file | no talk from s | to s | speech in it s |", "|---|---|---|---|"]
         lines += [f"| {case} | {a:.2f} | {b:.2f} | {speech:.1f} |" for case, (a, b, speech) in worst]
         lines.append("")
@@ -867,7 +867,7 @@ def main():
     elapsed = time.monotonic() - started
     if args.json:
         print(json.dumps(dict(halves=table, voices=voices, demo_congrats=congrats, cases=rows, failures=problems,
-                              case_files=os.path.relpath(case_directory(args.seed)),
+                              case_files=case_directory(args.seed),
                               seconds=round(elapsed, 1)), indent=1))
     else:
         print("\n".join(render(table, congrats, rows, args.seed, voices)))

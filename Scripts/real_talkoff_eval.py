@@ -42,7 +42,7 @@ page or siren signal in any of it, and no CTCSS sub-tone in the
 radio-filtered audio, over at least `TARGET_SPEECH_MINUTES` of speech
 (`TARGET_MINUTES_EACH` of it men's and as much women's);
 `--report-only` prints the verdict without failing. The files are cached
-under .build/real-corpus/talkoff-* (the 48 kHz copies are made afresh).
+in the corpus cache (real_corpus.CACHE) as talkoff-* (the 48 kHz copies are made afresh).
 """
 
 import argparse

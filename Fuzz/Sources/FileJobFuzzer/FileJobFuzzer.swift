@@ -167,11 +167,17 @@ struct RawInput {
   }
 }
 
+/// Where the scratch files go: memory (`/dev/shm`) where the machine has
+/// it, so that the recorder's syncs cost no disk writes; else `/tmp`.
+enum ScratchRoot {
+  static let path = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
+}
+
 /// The file each input is written to: one per process, unlinked at once
 /// and rewritten for each input, opened by its `/proc/self/fd` path.
 enum ScratchFile {
   private static let descriptor: Int32 = {
-    var template = Array("/tmp/micloop-fuzz-XXXXXX".utf8CString)
+    var template = Array("\(ScratchRoot.path)/micloop-fuzz-XXXXXX".utf8CString)
     let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     if descriptor >= 0 { template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) } }
     return descriptor
@@ -199,9 +205,9 @@ enum ScratchFile {
 /// starting where the one before ended, summing to the session's frames.
 enum RecordJob {
   static let folder: String = {
-    var template = Array("/tmp/micloop-fuzz-record-XXXXXX".utf8CString)
+    var template = Array("\(ScratchRoot.path)/micloop-fuzz-record-XXXXXX".utf8CString)
     let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    return made.map { String(cString: $0) } ?? "/tmp"
+    return made.map { String(cString: $0) } ?? ScratchRoot.path
   }()
   static let forgedIndex = "session-0000-fuzz.jsonl"
 
