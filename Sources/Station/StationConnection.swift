@@ -75,8 +75,16 @@ struct StationConnection: Sendable {
   {
     let socket = self.socket
     let data = Data(bytes)
+    // Most writes go at once: only what the socket cannot take now waits,
+    // under the deadline (a task group and its timer cost more than the write).
+    var sent = data.startIndex
+    do {
+      while sent < data.endIndex { sent = try socket.socket.write(data, from: sent) }
+      return
+    } catch SocketError.blocked {}
+    let rest = Data(data[sent...])
     try await withDeadline(seconds: limits.writeTimeout, abandon: abandon) {
-      try await socket.write(data)
+      try await socket.write(rest)
     }
   }
 
@@ -184,7 +192,7 @@ struct StationConnection: Sendable {
           try await write(Array(": keep-alive\n\n".utf8))
           lastWrite = .now
         }
-        try await Task.sleep(for: .seconds(limits.eventPollInterval))
+        await feed.waitForLine(after: cursor)
         continue
       }
       var chunk = ""

@@ -10,6 +10,29 @@ public final class StationFeed: Sendable {
   private struct State {
     var lines: LineRing
     var recordings: [RecordingEntry] = []
+    /// The clients of `/events` waiting for a line, by ticket.
+    var waits: [Int: Wait] = [:]
+    var nextTicket = 0
+
+    /// Takes every client that is waiting, to be woken outside the lock.
+    mutating func takeWaiting() -> [CheckedContinuation<Void, Never>] {
+      var woken = [CheckedContinuation<Void, Never>]()
+      for (ticket, wait) in waits {
+        if case .waiting(let continuation) = wait {
+          woken.append(continuation)
+          waits[ticket] = nil
+        }
+      }
+      return woken
+    }
+  }
+
+  /// Where one client's wait stands: taken a ticket, waiting, or cancelled
+  /// before it could wait.
+  private enum Wait {
+    case starting
+    case waiting(CheckedContinuation<Void, Never>)
+    case cancelled
   }
 
   private let state: Mutex<State>
@@ -23,9 +46,65 @@ public final class StationFeed: Sendable {
     metrics = StationMetrics(version: version)
   }
 
-  /// One JSON line (without its newline) for every client of `/events`.
+  /// One JSON line (without its newline) for every client of `/events`;
+  /// wakes the clients waiting for it.
   public func publish(_ line: String) {
-    state.withLock { $0.lines.append(line) }
+    let woken = state.withLock { state in
+      state.lines.append(line)
+      return state.takeWaiting()
+    }
+    for continuation in woken { continuation.resume() }
+  }
+
+  /// Wakes every client waiting for a line (the server's heartbeat, so an
+  /// idle stream can send its keep-alive).
+  func wakeWaiting() {
+    let woken = state.withLock { $0.takeWaiting() }
+    for continuation in woken { continuation.resume() }
+  }
+
+  /// Clients with a ticket to wait (waiting, or about to); for tests.
+  var waitingClients: Int { state.withLock { $0.waits.count } }
+
+  /// Returns once a line after `cursor` is published, the heartbeat wakes
+  /// the waiting clients, or the calling task is cancelled. Server tasks.
+  func waitForLine(after cursor: Int) async {
+    let ticket = state.withLock { state in
+      state.nextTicket += 1
+      state.waits[state.nextTicket] = .starting
+      return state.nextTicket
+    }
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let resumesNow = state.withLock { state in
+          if case .cancelled = state.waits[ticket] {
+            state.waits[ticket] = nil
+            return true
+          }
+          if state.lines.next > cursor {
+            state.waits[ticket] = nil
+            return true
+          }
+          state.waits[ticket] = .waiting(continuation)
+          return false
+        }
+        if resumesNow { continuation.resume() }
+      }
+    } onCancel: {
+      let woken = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        switch state.waits[ticket] {
+        case .waiting(let continuation):
+          state.waits[ticket] = nil
+          return continuation
+        case .starting:
+          state.waits[ticket] = .cancelled
+          return nil
+        case .cancelled, nil:
+          return nil
+        }
+      }
+      woken?.resume()
+    }
   }
 
   /// A recording the session listed in its index: `/recordings` lists it

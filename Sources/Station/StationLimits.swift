@@ -14,8 +14,10 @@ public struct StationLimits: Sendable {
   public var clientQueueLines = 512
   /// Event lines the feed keeps (at least `clientQueueLines`).
   public var feedLines = 2048
-  /// Seconds between looks at the feed for a client of `/events`.
-  public var eventPollInterval = 0.04
+  /// Seconds between the server's wake-ups of the `/events` clients that
+  /// wait for a line (each sends its keep-alive when due); a new line
+  /// wakes them at once.
+  public var heartbeatInterval = 1.0
   /// Seconds between comment lines that keep an idle `/events` open.
   public var keepAliveInterval = 15.0
   /// Bytes of a recording sent per write.

@@ -65,6 +65,7 @@ public final class StationServer: Sendable {
     let limits = feed.limits
     let clients = self.clients
     let metrics = feed.metrics
+    let feed = self.feed
     let task = Task.detached(executorPreference: StationExecutor()) { [clients] in
       defer { finished.signal() }
       do {
@@ -73,6 +74,12 @@ public final class StationServer: Sendable {
         let listener = try AsyncSocket(socket: socket, pool: pool)
         try await withThrowingDiscardingTaskGroup { group in
           group.addTask { try await pool.run() }
+          group.addTask {
+            while true {
+              try await Task.sleep(for: .seconds(limits.heartbeatInterval))
+              feed.wakeWaiting()
+            }
+          }
           for try await client in listener.sockets {
             guard clients.add(1) <= limits.maximumClients else {
               clients.add(-1)
