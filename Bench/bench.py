@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Scripts"))
 import native  # noqa: E402
 import servers  # noqa: E402
+import station_stress  # noqa: E402
 from virtual_devices import VirtualDevices  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -315,6 +316,40 @@ def soak_section(micloop, work, seconds):
     ]
 
 
+def station_section(micloop, seconds):
+    """The monitoring station's cost to the job, and whether clients can disturb it."""
+    r = station_stress.measure(micloop, period=64, seconds=seconds)
+    rows = []
+    for name, clients in (("quiet", "none"), ("ten", "10 readers of /events"),
+                          ("storm", f"{station_stress.READERS} readers, {station_stress.STUCK} stuck, a slowloris, "
+                                    f"{station_stress.SCRAPES_PER_SECOND} scrapes/s")):
+        run = r[name]
+        scrapes = run["scrapes"]
+        served = ", ".join(f"{count} × {status}" for status, count in sorted(scrapes.items(), key=str)) or "–"
+        readers = "–" if run["readers_least"] is None else \
+            f"{run['readers_least']}–{run['readers_most']} ({run['readers_missed']} missed)"
+        rows.append(f"| {clients} | {run['xruns']} | {100 * run['cpu_share']:.2f} | {run['levels']} | {readers} | "
+                    f"{served} |")
+    return [
+        "## Monitoring station",
+        "",
+        f"`micloop meter -D pulse:mic.monitor --period 64 --http 127.0.0.1:0` for {seconds} s on the private "
+        "PulseAudio server (a tone fed into its microphone), three runs: no client, ten clients of `/events`, "
+        "and a storm of clients (`Scripts/station_stress.py`). CPU is the job's whole process, counted after "
+        f"its first {station_stress.SETTLE:.0f} s; a reader's level lines are checked against the job's own output "
+        "between the reader's first and last line.",
+        "",
+        "| clients | xruns | CPU % of a core | level lines | each reader got | scrapes of /metrics |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+        f"The web stage with ten clients: **{100 * r['web_cpu_share']:.2f} % of a core** (budget 1 %); the storm: "
+        f"{100 * r['storm_cpu_share']:.2f} %, and it added **{r['added_xruns']} xruns**. A 503 is the station's "
+        "client limit (64 connections) answering a scrape while every slot is taken.",
+        "",
+    ]
+
+
 def decoded_keys(command):
     """The DTMF keys a decoder printed ("DTMF: X" lines, or micloop's JSON)."""
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
@@ -585,7 +620,7 @@ def main():
     parser.add_argument("--loop-seconds", type=int, default=60)
     parser.add_argument("--soak-seconds", type=int, default=600)
     parser.add_argument("--only", choices=["meter", "loudness", "tones", "channels", "loopback", "servers", "native",
-                                            "soak", "talk", "room", "real", "plot", "feedback"],
+                                            "soak", "station", "talk", "room", "real", "plot", "feedback"],
                         help="run one section (for a quick look; the report then has only it)")
     args = parser.parse_args()
     micloop = os.path.abspath(args.micloop)
@@ -610,6 +645,7 @@ def main():
             "servers": lambda: servers.servers_section(micloop, work, args.loop_seconds, run_with_usage),
             "native": lambda: native.native_section(micloop, work, args.loop_seconds, run_with_usage),
             "soak": lambda: soak_section(micloop, work, args.soak_seconds),
+            "station": lambda: station_section(micloop, args.loop_seconds),
             "talk": lambda: talk_section(micloop),
             "room": lambda: room_section(micloop),
             "real": lambda: real_section(micloop),
