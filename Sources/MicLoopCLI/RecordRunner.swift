@@ -61,7 +61,9 @@ enum RecordRunner {
     let feed = LiveRecordingFeed(recorder: recorder, processor: job.processor) {
       StandardOutput.checkReader()
       hook?.poll()
-      printer.status(recorder: recorder, now: MonotonicClock.seconds)
+      let now = MonotonicClock.seconds
+      printer.status(recorder: recorder, now: now)
+      reporter?.noteStorage(of: recorder, now: now)
       return interruptRequested.load(ordering: .relaxed)
     }
     let outcome: LiveJob<DeviceBackend>.Outcome

@@ -13,8 +13,24 @@ import TonePlans
 final class StationReporter {
   private let feed: StationFeed
   private var talkStart: Double?
+  private var storageNoted = -Double.infinity
+  /// Seconds between looks at a recording session's storage.
+  static let storageInterval = 1.0
 
   init(feed: StationFeed) { self.feed = feed }
+
+  /// Shows where the recordings' storage stands, at most once every
+  /// `storageInterval` (`now`: monotonic seconds).
+  func noteStorage(of recorder: Recorder, now: Double) {
+    guard now - storageNoted >= Self.storageInterval else { return }
+    storageNoted = now
+    var info = statvfs()
+    let free =
+      statvfs(recorder.directory, &info) == 0 ? Int64(info.f_bavail) * Int64(info.f_frsize) : nil
+    feed.metrics.setStorage(
+      usedBytes: recorder.diskUsage, budgetBytes: recorder.settings.retention.maximumBytes,
+      freeBytes: free)
+  }
 
   /// A live job's event and its JSON line.
   func take(_ event: LiveJobEvent, line: String) {
@@ -73,7 +89,18 @@ final class StationReporter {
       feed.addRecording(RecordingEntry(name: file.name, path: file.path, indexLine: line))
       feed.metrics.countRecording(bytes: Self.size(of: file.path))
     case .deleted(let name, _, _): feed.removeRecording(named: name)
+    case .gap(_, _, let reason, _) where Self.isStorageLoss(reason):
+      feed.metrics.countGap(reason: reason.rawValue)
     default: break
+    }
+  }
+
+  /// A gap only the recorder knows of (storage or its own buffer); the
+  /// others the job's own events have counted already.
+  static func isStorageLoss(_ reason: GapReason) -> Bool {
+    switch reason {
+    case .overflow, .diskFull, .maximumBytes, .minimumFree, .writeFailed: true
+    case .deviceLost, .xrun, .pause: false
     }
   }
 

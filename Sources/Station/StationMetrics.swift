@@ -130,6 +130,37 @@ public final class StationMetrics: Sendable {
 
   public func setDeviceUp(_ isUp: Bool) { deviceUp.set(to: isUp ? 1 : 0) }
 
+  /// Where a recording session's storage stands: the bytes its retention
+  /// counts, the byte budget (`nil`: none), and the bytes free on the
+  /// folder's file system (`nil`: it cannot tell). Shown only once set.
+  public func setStorage(usedBytes: Int64, budgetBytes: Int64?, freeBytes: Int64?) {
+    plainGauge(
+      "micloop_recordings_bytes",
+      help: "Bytes of recordings, sidecars and indexes the retention counts in the folder."
+    ).set(to: Double(usedBytes))
+    if let budgetBytes {
+      plainGauge(
+        "micloop_recordings_budget_bytes", help: "The byte budget of the recordings (--max-bytes)."
+      ).set(to: Double(budgetBytes))
+    }
+    if let freeBytes {
+      plainGauge(
+        "micloop_disk_free_bytes",
+        help: "Bytes free for micloop on the file system of the recordings' folder."
+      ).set(to: Double(freeBytes))
+    }
+  }
+
+  /// An unlabelled gauge made the first time it is asked for.
+  private func plainGauge(_ name: String, help: String) -> Gauge {
+    labelled.withLock { metrics in
+      if case .gauge(let gauge) = metrics[name] { return gauge }
+      let gauge = registry.makeGauge(descriptor: Self.descriptor(name, help: help))
+      metrics[name] = .gauge(gauge)
+      return gauge
+    }
+  }
+
   func setClients(_ count: Int) { clients.set(to: Double(count)) }
   func countDroppedClient() { droppedClients.increment() }
 

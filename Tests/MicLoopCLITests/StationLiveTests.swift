@@ -140,7 +140,7 @@ import Testing
     let out = file("recordings")
     let recorder = try devices.startMicloop([
       "record", "-D", "pulse:mic.monitor", "--period", "1024", "--periods", "4", "--dir", out,
-      "--json", "--hang", "1", "--http", "127.0.0.1:0", "--duration", "14",
+      "--json", "--hang", "1", "--max-bytes", "50M", "--http", "127.0.0.1:0", "--duration", "14",
     ])
     defer { recorder.signal(SIGKILL) }
     let base = try #require(Self.stationURL(recorder), "\(recorder.printedSoFar)")
@@ -165,6 +165,17 @@ import Testing
     let metrics = try PrometheusText.samples(try HTTPFetch.get(base + "metrics").text)
     #expect((metrics["micloop_recordings_total"] ?? 0) >= 1)
     #expect((metrics["micloop_recorded_bytes_total"] ?? 0) >= Double(onDisk.count))
+    // The storage, looked at once a second: the closed recording counted
+    // against the budget, the budget, and the disk's free bytes.
+    var storage = metrics
+    for _ in 0..<30 where (storage["micloop_recordings_bytes"] ?? 0) < Double(onDisk.count) {
+      usleep(100_000)
+      storage = try PrometheusText.samples(try HTTPFetch.get(base + "metrics").text)
+    }
+    #expect((storage["micloop_recordings_bytes"] ?? 0) >= Double(onDisk.count), "\(storage)")
+    let budget = try #require(storage["micloop_recordings_budget_bytes"], "\(storage)")
+    #expect(abs(budget - 52_428_800) < 1, "50M is 50 MiB")
+    #expect((storage["micloop_disk_free_bytes"] ?? 0) > 0, "\(storage)")
     let result = recorder.result()
     #expect(result.status == 0, "\(result.errorOutput)")
   }

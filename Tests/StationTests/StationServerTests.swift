@@ -35,6 +35,10 @@ import Testing
     feed.metrics.addTalk(seconds: 1.5)
     feed.metrics.setTalking(true)
     feed.metrics.setDeviceUp(false)
+    let before = try PrometheusText.samples(try HTTPFetch.get(base + "metrics").text)
+    #expect(
+      before["micloop_disk_free_bytes"] == nil, "storage is shown only once a recorder sets it")
+    feed.metrics.setStorage(usedBytes: 1_000, budgetBytes: 2_000, freeBytes: 3_000)
     let reply = try HTTPFetch.get(base + "metrics")
     #expect(reply.status == 200)
     #expect(reply.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
@@ -52,6 +56,9 @@ import Testing
     #expect(samples["micloop_talking"] == 1)
     #expect(samples["micloop_device_up"] == 0)
     #expect(samples[#"micloop_build_info{version="9.9.9"}"#] == 1)
+    #expect(samples["micloop_recordings_bytes"] == 1_000)
+    #expect(samples["micloop_recordings_budget_bytes"] == 2_000)
+    #expect(samples["micloop_disk_free_bytes"] == 3_000)
     #expect(reply.text.contains("# TYPE micloop_tones_total counter"))
   }
 
