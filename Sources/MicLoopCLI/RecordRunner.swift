@@ -26,7 +26,7 @@ enum RecordRunner {
     settings.largestArrival = captureBuffer
     let jobSettings = LiveRecordingFeed.jobSettings(
       for: settings, detection: toneSettings, duration: duration, recovery: recovery,
-      captureBuffer: captureBuffer)
+      captureBuffer: captureBuffer, showsLevels: station != nil)
     let job: LiveJob<DeviceBackend>
     do {
       job = try LiveJob(configuration: configuration, settings: jobSettings)

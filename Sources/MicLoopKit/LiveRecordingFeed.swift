@@ -36,13 +36,16 @@ public final class LiveRecordingFeed: LiveJobObserver {
   /// the recording needs (every repeat reported: the recorder matches calls).
   public static func jobSettings(
     for settings: RecorderSettings, detection: ToneDetectionSettings, duration: Double?,
-    recovery: DeviceRecovery, captureBuffer: Double
+    recovery: DeviceRecovery, captureBuffer: Double, showsLevels: Bool = false
   ) -> LiveJobSettings {
     var job = LiveJobSettings()
+    // The talk trigger needs the meter; a level trigger meters only for
+    // whoever watches the levels (a station), and the recorder then
+    // ignores its talk events.
     if case .talk = settings.trigger {
       job.live.meter = settings.meter
     } else {
-      job.live.meter = nil
+      job.live.meter = showsLevels ? settings.meter : nil
     }
     job.live.recordingBuffer = captureBuffer
     job.handsOverAudio = true

@@ -17,6 +17,22 @@ import TonePlans
   static let rate = 48_000.0
   static let period = 256
 
+  /// The talk trigger always meters; a level trigger meters only for a
+  /// station that shows the levels.
+  @Test func theMeterRunsForTheTalkTriggerOrForAStation() {
+    var settings = RecorderSettings()
+    func meters(showsLevels: Bool) -> Bool {
+      LiveRecordingFeed.jobSettings(
+        for: settings, detection: ToneDetectionSettings(), duration: nil,
+        recovery: DeviceRecovery(), captureBuffer: 20, showsLevels: showsLevels
+      ).live.meter != nil
+    }
+    #expect(meters(showsLevels: false))
+    settings.trigger = .level(threshold: -40)
+    #expect(!meters(showsLevels: false))
+    #expect(meters(showsLevels: true))
+  }
+
   @Test func recordingLiveNeverAllocatesOnTheAudioThreadAndMakesOneFilePerTransmission() throws {
     var scene = TransmissionScene(seconds: 14, floor: -50, seed: 21, rate: Self.rate)
     // Talk starts once the detector has learned the room (its learningTime).
