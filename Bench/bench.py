@@ -328,23 +328,26 @@ def station_section(micloop, seconds):
         served = ", ".join(f"{count} × {status}" for status, count in sorted(scrapes.items(), key=str)) or "–"
         readers = "–" if run["readers_least"] is None else \
             f"{run['readers_least']}–{run['readers_most']} ({run['readers_missed']} missed)"
-        rows.append(f"| {clients} | {run['xruns']} | {100 * run['cpu_share']:.2f} | {run['levels']} | {readers} | "
-                    f"{served} |")
+        rows.append(f"| {clients} | {run['xruns']} | {100 * run['cpu_share']:.2f} | {100 * run['web_share']:.2f} | "
+                    f"{run['levels']} | {readers} | {served} |")
     return [
         "## Monitoring station",
         "",
         f"`micloop meter -D pulse:mic.monitor --period 64 --http 127.0.0.1:0` for {seconds} s on the private "
         "PulseAudio server (a tone fed into its microphone), three runs: no client, ten clients of `/events`, "
-        "and a storm of clients (`Scripts/station_stress.py`). CPU is the job's whole process, counted after "
-        f"its first {station_stress.SETTLE:.0f} s; a reader's level lines are checked against the job's own output "
-        "between the reader's first and last line.",
+        "and a storm of clients (`Scripts/station_stress.py`). CPU is counted after the job's first "
+        f"{station_stress.SETTLE:.0f} s, for the whole process and for the web stage's threads (the station's "
+        "executor and Swift's task pool, which nothing else of a meter job uses); a reader's level lines are "
+        "checked against the job's own output between the reader's first and last line.",
         "",
-        "| clients | xruns | CPU % of a core | level lines | each reader got | scrapes of /metrics |",
-        "|---|---|---|---|---|---|",
+        "| clients | xruns | job CPU % of a core | web stage CPU % | level lines | each reader got | "
+        "scrapes of /metrics |",
+        "|---|---|---|---|---|---|---|",
         *rows,
         "",
-        f"The web stage with ten clients: **{100 * r['web_cpu_share']:.2f} % of a core** (budget 1 %); the storm: "
-        f"{100 * r['storm_cpu_share']:.2f} %, and it added **{r['added_xruns']} xruns**. A 503 is the station's "
+        f"The web stage with ten clients: **{100 * r['web_cpu_share']:.2f} % of a core** (budget 1 %); under the "
+        f"storm {100 * r['storm_cpu_share']:.2f} %, which added **{r['added_xruns']} xruns** to the run without "
+        "clients. A 503 is the station's "
         "client limit (64 connections) answering a scrape while every slot is taken.",
         "",
     ]

@@ -5,7 +5,8 @@ fed into its microphone), three runs of the same length:
 
   quiet    no client at all: the xruns and the CPU time of the job alone;
   ten      ten clients of /events reading every line: the web stage's CPU
-           is this run's CPU less the quiet run's, as a share of one core;
+           (its threads': the station's executor and Swift's task pool), as
+           a share of one core;
   storm    50 clients of /events, 10 clients that connect to /events and
            never read, one slowloris (a request head sent a byte a second,
            never finished) and 200 scrapes of /metrics a second: the xruns
@@ -57,6 +58,24 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def dispatch_cpu_seconds(pid):
+    """CPU seconds of the process's libdispatch threads (named `…-qos…`):
+    the station's executor and Swift's task pool, which nothing else of a
+    meter job uses; the web stage's own cost."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as f:
+                if "qos" not in f.read():
+                    continue
+            with open(f"/proc/{pid}/task/{task}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except OSError:
+            continue
+    return total / CLOCK_TICKS
 
 
 def resident_kib(pid):
@@ -210,8 +229,10 @@ def run(micloop, env, period, seconds, readers=0, stuck=0, slow=False, scrapes=0
         thread.start()
     time.sleep(SETTLE)
     started, cpu_before = time.monotonic(), cpu_seconds(job.process.pid)
+    web_before = dispatch_cpu_seconds(job.process.pid)
     time.sleep(max(1.0, seconds - SETTLE - 2))
     elapsed, cpu = time.monotonic() - started, cpu_seconds(job.process.pid) - cpu_before
+    web = dispatch_cpu_seconds(job.process.pid) - web_before
     stop.set()
     status, err = job.finish()
     for s in sockets:
@@ -222,7 +243,7 @@ def run(micloop, env, period, seconds, readers=0, stuck=0, slow=False, scrapes=0
     job_times = [t for t in (level_time(line) for line in job.lines) if t is not None]
     got = [r.levels for r in readers_]
     return dict(status=status, error=err.strip(), xruns=job.xruns, levels=job.levels,
-                cpu_share=cpu / elapsed, readers_least=min(got) if got else None,
+                cpu_share=cpu / elapsed, web_share=web / elapsed, readers_least=min(got) if got else None,
                 readers_most=max(got) if got else None,
                 readers_missed=sum(r.missed(job_times) for r in readers_),
                 reader_errors=sum(1 for r in readers_ if r.error), scrapes=counts)
@@ -296,8 +317,8 @@ def measure(micloop, period=64, seconds=60, soak_seconds=0):
                 player.wait()
     finally:
         os.unlink(tone)
-    result["web_cpu_share"] = result["ten"]["cpu_share"] - result["quiet"]["cpu_share"]
-    result["storm_cpu_share"] = result["storm"]["cpu_share"] - result["quiet"]["cpu_share"]
+    result["web_cpu_share"] = result["ten"]["web_share"]
+    result["storm_cpu_share"] = result["storm"]["web_share"]
     result["added_xruns"] = result["storm"]["xruns"] - result["quiet"]["xruns"]
     return result
 
@@ -334,7 +355,8 @@ def main():
     else:
         for name in ("quiet", "ten", "storm"):
             run_result = result[name]
-            print(f"{name:6} xruns {run_result['xruns']}, CPU {100 * run_result['cpu_share']:.2f} % of a core, "
+            print(f"{name:6} xruns {run_result['xruns']}, CPU {100 * run_result['cpu_share']:.2f} % of a core "
+                  f"(the web stage {100 * run_result['web_share']:.2f} %), "
                   f"levels {run_result['levels']}, readers got {run_result['readers_least']}-"
                   f"{run_result['readers_most']} (missed {run_result.get('readers_missed', 0)}), "
                   f"scrapes {run_result['scrapes']}")
