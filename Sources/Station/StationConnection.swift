@@ -119,6 +119,19 @@ struct StationConnection: Sendable {
     }
   }
 
+  /// The file at `path` if it is a regular file and not a symbolic link
+  /// (a listed recording replaced by a link to elsewhere is not served).
+  static func openRegularFile(_ path: String) -> FileHandle? {
+    let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+      close(descriptor)
+      return nil
+    }
+    return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+  }
+
   private static func contentType(_ name: String) -> String {
     switch name.split(separator: ".").last?.lowercased() {
     case "wav": "audio/wav"
@@ -131,7 +144,7 @@ struct StationConnection: Sendable {
   }
 
   private func sendRecording(_ entry: RecordingEntry, range: String?, isHead: Bool) async throws {
-    guard let file = FileHandle(forReadingAtPath: entry.path) else {
+    guard let file = Self.openRegularFile(entry.path) else {
       try await send(StationReply.text(404, "not found\n"), isHead: isHead)
       return
     }

@@ -138,6 +138,24 @@ import Testing
     let entries = object?["recordings"] as? [[String: Any]]
     #expect(entries?.first?["file"] as? String == "20260101T000000Z-1.wav")
 
+    // A symbolic link in the folder, unlisted or put in a listed file's place: never followed.
+    let linked = directory.appendingPathComponent("linked.wav")
+    try FileManager.default.createSymbolicLink(
+      atPath: linked.path,
+      withDestinationPath: directory.appendingPathComponent("unlisted.wav").path)
+    #expect(try HTTPFetch.get(base + "recordings/linked.wav").status == 404)
+    let replaced = directory.appendingPathComponent("20260101T000001Z-2.wav")
+    try FileManager.default.createSymbolicLink(
+      atPath: replaced.path,
+      withDestinationPath: directory.appendingPathComponent("unlisted.wav").path)
+    feed.addRecording(
+      RecordingEntry(
+        name: "20260101T000001Z-2.wav", path: replaced.path,
+        indexLine: #"{"event":"recording","file":"20260101T000001Z-2.wav"}"#))
+    let followed = try HTTPFetch.get(base + "recordings/20260101T000001Z-2.wav")
+    #expect(followed.status == 404)
+    #expect(!followed.text.contains("secret"))
+
     for path in [
       "recordings/unlisted.wav", "recordings/../unlisted.wav", "recordings/%2e%2e/unlisted.wav",
       "recordings/%2E%2E%2Funlisted.wav", "recordings/..%2funlisted.wav",
