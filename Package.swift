@@ -137,7 +137,9 @@ let package = Package(
         "Metering", "DuplexIO", "DuplexIOTesting", "AudioFiles", "AllocationCounter", "TestSupport",
       ]),
     .testTarget(name: "TextFormattingTests", dependencies: ["TextFormatting"]),
-    .testTarget(name: "ConsoleTests", dependencies: ["Console", "FeedbackControl", "Metering"]),
+    .testTarget(
+      name: "ConsoleTests",
+      dependencies: ["Console", "FeedbackControl", "Metering", "TonePlans", "DuplexIO"]),
     .testTarget(name: "PlottingTests", dependencies: ["Plotting", "SignalDSP", "TestSupport"]),
     .testTarget(name: "StationTests", dependencies: ["Station", "TestSupport"]),
     .testTarget(
