@@ -24,12 +24,9 @@ final class StationReporter {
   func noteStorage(of recorder: Recorder, now: Double) {
     guard now - storageNoted >= Self.storageInterval else { return }
     storageNoted = now
-    var info = statvfs()
-    let free =
-      statvfs(recorder.directory, &info) == 0 ? Int64(info.f_bavail) * Int64(info.f_frsize) : nil
     feed.metrics.setStorage(
       usedBytes: recorder.diskUsage, budgetBytes: recorder.settings.retention.maximumBytes,
-      freeBytes: free)
+      freeBytes: recorder.freeBytes)
   }
 
   /// A live job's event and its JSON line.

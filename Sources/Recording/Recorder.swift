@@ -256,6 +256,10 @@ public final class Recorder {
   /// Bytes of recordings, sidecars and indexes the retention counts.
   public var diskUsage: Int64 { store.usage }
 
+  /// Bytes the file system of the directory lets micloop write (`nil`
+  /// when it cannot tell).
+  public var freeBytes: Int64? { store.freeBytes() }
+
   /// The file being written, if any (its `.part` name relative to the directory).
   public var openFileName: String? {
     current?.file.map { $0.name + ".part." + $0.fileExtension }

@@ -61,12 +61,16 @@ public final class StationMetrics: Sendable {
     )
   }
 
-  private func gauge(_ name: String, _ label: String, _ value: String, help: String) -> Gauge {
+  /// The gauge `name` with `label` set to `value` (or with no label), made
+  /// the first time it is asked for.
+  private func gauge(_ name: String, _ label: String? = nil, _ value: String = "", help: String)
+    -> Gauge
+  {
     labelled.withLock { metrics in
       let key = name + "\u{0}" + value
       if case .gauge(let gauge) = metrics[key] { return gauge }
       let gauge = registry.makeGauge(
-        descriptor: Self.descriptor(name, help: help), labels: [(label, value)])
+        descriptor: Self.descriptor(name, help: help), labels: label.map { [($0, value)] } ?? [])
       metrics[key] = .gauge(gauge)
       return gauge
     }
@@ -134,30 +138,20 @@ public final class StationMetrics: Sendable {
   /// counts, the byte budget (`nil`: none), and the bytes free on the
   /// folder's file system (`nil`: it cannot tell). Shown only once set.
   public func setStorage(usedBytes: Int64, budgetBytes: Int64?, freeBytes: Int64?) {
-    plainGauge(
+    gauge(
       "micloop_recordings_bytes",
       help: "Bytes of recordings, sidecars and indexes the retention counts in the folder."
     ).set(to: Double(usedBytes))
     if let budgetBytes {
-      plainGauge(
+      gauge(
         "micloop_recordings_budget_bytes", help: "The byte budget of the recordings (--max-bytes)."
       ).set(to: Double(budgetBytes))
     }
     if let freeBytes {
-      plainGauge(
+      gauge(
         "micloop_disk_free_bytes",
         help: "Bytes free for micloop on the file system of the recordings' folder."
       ).set(to: Double(freeBytes))
-    }
-  }
-
-  /// An unlabelled gauge made the first time it is asked for.
-  private func plainGauge(_ name: String, help: String) -> Gauge {
-    labelled.withLock { metrics in
-      if case .gauge(let gauge) = metrics[name] { return gauge }
-      let gauge = registry.makeGauge(descriptor: Self.descriptor(name, help: help))
-      metrics[name] = .gauge(gauge)
-      return gauge
     }
   }
 

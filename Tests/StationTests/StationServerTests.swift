@@ -90,6 +90,13 @@ import Testing
     #expect(!page.text.contains("http://") && !page.text.contains("https://"))
   }
 
+  /// Lists the file at `url` under `name`, as a session's index would.
+  func listRecording(_ name: String, at url: URL) {
+    feed.addRecording(
+      RecordingEntry(
+        name: name, path: url.path, indexLine: #"{"event":"recording","file":""# + name + #""}"#))
+  }
+
   /// A listed file served whole and by ranges; nothing else is.
   @Test func rangesOfListedFilesAndNothingElse() throws {
     defer { server.stop() }
@@ -101,10 +108,7 @@ import Testing
     let listed = directory.appendingPathComponent("20260101T000000Z-1.wav")
     try bytes.write(to: listed)
     try Data("secret".utf8).write(to: directory.appendingPathComponent("unlisted.wav"))
-    feed.addRecording(
-      RecordingEntry(
-        name: "20260101T000000Z-1.wav", path: listed.path,
-        indexLine: #"{"event":"recording","file":"20260101T000000Z-1.wav"}"#))
+    listRecording("20260101T000000Z-1.wav", at: listed)
 
     let whole = try HTTPFetch.get(base + "recordings/20260101T000000Z-1.wav")
     #expect(whole.status == 200)
@@ -148,10 +152,7 @@ import Testing
     try FileManager.default.createSymbolicLink(
       atPath: replaced.path,
       withDestinationPath: directory.appendingPathComponent("unlisted.wav").path)
-    feed.addRecording(
-      RecordingEntry(
-        name: "20260101T000001Z-2.wav", path: replaced.path,
-        indexLine: #"{"event":"recording","file":"20260101T000001Z-2.wav"}"#))
+    listRecording("20260101T000001Z-2.wav", at: replaced)
     let followed = try HTTPFetch.get(base + "recordings/20260101T000001Z-2.wav")
     #expect(followed.status == 404)
     #expect(!followed.text.contains("secret"))
