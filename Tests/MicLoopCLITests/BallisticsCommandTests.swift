@@ -1,12 +1,14 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `micloop meter --ballistics`: the reading each standard gives, in the
 /// JSON contract, on files made with sox.
 @Suite struct BallisticsCommandTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   /// The level events of `meter --json` with `options`, on 2 s of a 1 kHz
   /// sine at −12 dBFS then 3 s of silence.

@@ -1,12 +1,14 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `micloop tones --exec`: a command per decoded event, which never holds
 /// up decoding and whose failures are reported, not fatal.
 @Suite struct ExecHookTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

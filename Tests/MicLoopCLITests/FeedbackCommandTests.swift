@@ -2,18 +2,20 @@ import AudioFiles
 import FeedbackControl
 import Foundation
 import SignalDSP
+import TestSupport
 import Testing
 
 /// `micloop loopback --room` and `micloop latency --room`: the live job and
 /// the latency probe in the simulated rooms of Tests/Fixtures/rooms.
 @Suite struct FeedbackCommandTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
   /// Three seconds of white noise at about −40 dBFS (the talker).
   let noise: String
 
   init() throws {
-    directory = try MicLoopBinary.temporaryDirectory()
-    noise = directory.appendingPathComponent("noise.wav").path
+    scratch = try ScratchDirectory("cli")
+    noise = scratch.url.appendingPathComponent("noise.wav").path
     try MicLoopBinary.shell([
       "sox", "-V1", "-R", "-n", "-r", "48000", "-b", "32", "-e", "floating-point", "-c", "1", noise,
       "synth", "3", "whitenoise", "vol", "0.017",

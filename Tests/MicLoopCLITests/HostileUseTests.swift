@@ -8,12 +8,13 @@ import Testing
 /// outputs, readers that leave, pipes given as paths, damaged files. Each
 /// gets one line and a non-zero exit; nothing crashes, hangs or loses data.
 @Suite struct HostileUseTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
   let tone: String
 
   init() throws {
-    directory = try MicLoopBinary.temporaryDirectory()
-    tone = directory.appendingPathComponent("tone.wav").path
+    scratch = try ScratchDirectory("cli")
+    tone = scratch.url.appendingPathComponent("tone.wav").path
     try MicLoopBinary.shell([
       "sox", "-n", "-r", "48000", "-b", "16", tone, "synth", "2", "sine", "1000", "vol", "0.5",
     ])
@@ -184,9 +185,10 @@ import Testing
 /// Sample rates far from audio's: an SDR's megahertz files and headers
 /// that claim absurd rates.
 @Suite struct ExtremeRateTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
@@ -239,12 +241,13 @@ import Testing
 /// containers that must be whole, interrupted and damaged files, MPEG in a
 /// WAV. Each command gives what it could read and one line.
 @Suite struct HostileInputFileTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
   let tone: String
 
   init() throws {
-    directory = try MicLoopBinary.temporaryDirectory()
-    tone = directory.appendingPathComponent("tone.wav").path
+    scratch = try ScratchDirectory("cli")
+    tone = scratch.url.appendingPathComponent("tone.wav").path
     try MicLoopBinary.shell([
       "sox", "-n", "-r", "48000", "-b", "16", tone, "synth", "2", "sine", "1000", "vol", "0.5",
     ])
@@ -395,12 +398,13 @@ import Testing
 
 /// `plot` on absurd data and into outputs that fail.
 @Suite struct HostilePlotTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
   let tone: String
 
   init() throws {
-    directory = try MicLoopBinary.temporaryDirectory()
-    tone = directory.appendingPathComponent("tone.wav").path
+    scratch = try ScratchDirectory("cli")
+    tone = scratch.url.appendingPathComponent("tone.wav").path
     try MicLoopBinary.shell([
       "sox", "-n", "-r", "48000", "-b", "16", tone, "synth", "1", "sine", "1000", "vol", "0.5",
     ])

@@ -83,9 +83,10 @@ struct JackLiveTests {
 @Suite(
   .serialized, .tags(.live, .jack), .needsSoundServer)
 struct JackCaptureTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   static let serverName = "micloop-capture"
 

@@ -11,9 +11,10 @@ import Testing
 @Suite(
   .serialized, .tags(.live, .jack), .needsSoundServer)
 struct JackNativeTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   static func server(periodFrames: Int) throws -> JackServer {
     try JackServer(periodFrames: periodFrames, name: JackServer.uniqueName("native"))

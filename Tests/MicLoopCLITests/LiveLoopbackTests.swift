@@ -18,9 +18,10 @@ import Testing
   .serialized, .tags(.live, .pulseaudio),
   .needsSoundServer) struct LiveLoopbackTests
 {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

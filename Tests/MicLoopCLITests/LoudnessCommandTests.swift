@@ -1,12 +1,14 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `micloop meter --loudness` on the EBU Tech 3341 and 3342 cases (made
 /// with sox) and against libebur128 on twenty programme-like files.
 @Suite struct LoudnessCommandTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

@@ -1,14 +1,16 @@
 import AudioFiles
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct MeterCommandTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
   let tone: String
 
   init() throws {
-    directory = try MicLoopBinary.temporaryDirectory()
-    tone = directory.appendingPathComponent("tone.wav").path
+    scratch = try ScratchDirectory("cli")
+    tone = scratch.url.appendingPathComponent("tone.wav").path
     try MicLoopBinary.shell([
       "sox", "-n", "-r", "48000", "-b", "16", tone, "synth", "1", "sine", "1000", "vol", "0.5",
     ])

@@ -1,5 +1,6 @@
 import AudioFiles
 import Foundation
+import TestSupport
 
 /// Runs the built `micloop` binary (MICLOOP_BIN, or the debug build next to
 /// these tests) and captures what it prints.
@@ -96,12 +97,9 @@ struct MicLoopBinary {
     }
   }
 
-  static func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "micloop-cli-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-  }
+  /// A fresh folder removed when the test process exits (a suite holds a
+  /// `ScratchDirectory` instead, removed after each test).
+  static func temporaryDirectory() throws -> URL { try ScratchDirectory.untilExit("cli") }
 }
 
 extension MicLoopBinary {

@@ -51,9 +51,10 @@ import Testing
 @Suite(
   .serialized, .tags(.live, .pipewire), .needsSoundServer
 ) struct PipeWireCaptureTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   @Test func recordingMatchesWhatWasPlayedSampleForSample() throws {
     let server = try PipeWireServer()

@@ -8,9 +8,10 @@ import Testing
 @Suite(
   .serialized, .tags(.live, .pipewire), .needsSoundServer
 ) struct PipeWireNativeTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   /// A loop between the native nodes passes the tone at its gain. About
   /// one start in seven on this machine leaves the speaker silent for the

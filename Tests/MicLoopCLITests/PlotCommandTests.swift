@@ -1,13 +1,15 @@
 import CCairo
 import Foundation
+import TestSupport
 import Testing
 
 /// `micloop plot` read back as a person sees it: the picture's pixels and
 /// the SVG's words.
 @Suite struct PlotCommandTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

@@ -8,9 +8,10 @@ import Testing
 /// hole, bad options refused in one line, and the disk: a budget kept, a
 /// full disk a gap and one line.
 @Suite struct RecordCommandTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

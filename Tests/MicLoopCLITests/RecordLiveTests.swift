@@ -8,9 +8,10 @@ import Testing
 /// onset after the pre-roll; a stop signal closes the open file; kills
 /// leave valid files and an index whose lines all parse.
 @Suite(.serialized, .tags(.live, .pulseaudio), .needsSoundServer) struct RecordLiveTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

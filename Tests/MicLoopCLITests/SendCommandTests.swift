@@ -1,11 +1,13 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `micloop send` into files, decoded by multimon-ng as an independent oracle.
 @Suite struct SendCommandTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

@@ -7,9 +7,10 @@ import Testing
 /// are counted and streamed, a recorded transmission is listed and served
 /// with ranges.
 @Suite(.serialized, .tags(.live, .pulseaudio), .needsSoundServer) struct StationLiveTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

@@ -6,9 +6,10 @@ import Testing
 /// `--http` and `--http-token-file` are checked before anything runs: each
 /// bad value is one line naming the option and what to do.
 @Suite struct StationOptionsTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func tokenFile(_ text: String) throws -> String {
     let path = directory.appendingPathComponent("token-\(UUID().uuidString)").path

@@ -1,13 +1,15 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Every job stopped by SIGINT, SIGTERM or SIGHUP, once or twice, keeps
 /// what it decoded and wrote before the signal, leaves valid files and
 /// exits with status 0.
 @Suite struct StopSignalTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

@@ -7,9 +7,10 @@ import Testing
 
 /// `micloop tone` into files and on a virtual speaker.
 @Suite(.serialized) struct ToneCommandTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

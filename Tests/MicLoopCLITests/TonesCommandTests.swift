@@ -5,9 +5,10 @@ import Testing
 /// `micloop tones` on files written by `micloop send`, on bad input, and
 /// live on the virtual microphone.
 @Suite(.serialized) struct TonesCommandTests {
-  let directory: URL
+  private let scratch: ScratchDirectory
+  var directory: URL { scratch.url }
 
-  init() throws { directory = try MicLoopBinary.temporaryDirectory() }
+  init() throws { scratch = try ScratchDirectory("cli") }
 
   func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 

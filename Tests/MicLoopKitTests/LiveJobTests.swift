@@ -8,6 +8,7 @@ import MicLoopKit
 import Recording
 import SignalDSP
 import Synchronization
+import TestSupport
 import Testing
 import TonePlans
 
@@ -296,9 +297,6 @@ import TonePlans
   }
 
   func temporaryPath(_ name: String) throws -> String {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "micloop-livejob-\(getpid())-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    return directory.appendingPathComponent(name).path
+    try ScratchDirectory.untilExit("livejob").appendingPathComponent(name).path
   }
 }

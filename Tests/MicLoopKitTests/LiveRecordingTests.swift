@@ -59,9 +59,7 @@ import TonePlans
     try unit.initialize()
     try unit.start()
 
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "micloop-live-recording-\(getpid())-\(UUID().uuidString)"
-    ).path
+    let directory = try ScratchDirectory.untilExit("live-recording").path
     var files = [RecordedFile]()
     let recorder = try Recorder(
       settings: recording, sampleRate: Self.rate, channelCount: 1, encoding: .float,
@@ -134,9 +132,7 @@ import TonePlans
       if feeder == nil { feeder = LiveJobTests.Feeder(second, delay: 0) }
       return second
     }
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "micloop-live-job-recording-\(getpid())-\(UUID().uuidString)"
-    ).path
+    let directory = try ScratchDirectory.untilExit("live-job-recording").path
     var events = [RecorderEvent]()
     let recorder = try Recorder(
       settings: recording, sampleRate: rate, channelCount: 1, encoding: .float,

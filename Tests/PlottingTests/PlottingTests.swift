@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Plotting
@@ -76,10 +77,7 @@ import Testing
 /// failure is named, nothing half-written is left.
 @Suite struct HostilePlottingTests {
   func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "micloop-plotting-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+    try ScratchDirectory.untilExit("plotting")
   }
 
   /// Plot data whose every value is infinite: absurd samples (1e38)

@@ -263,9 +263,6 @@ import Testing
   }
 
   func temporaryDirectory() throws -> String {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "micloop-recorder-\(getpid())-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    return directory.path
+    try ScratchDirectory.untilExit("recorder").path
   }
 }

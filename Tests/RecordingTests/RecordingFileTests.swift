@@ -1,5 +1,6 @@
 import AudioFiles
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Recording
@@ -47,9 +48,6 @@ import Testing
 /// A fresh temporary directory.
 enum TemporaryDirectory {
   static func make() throws -> String {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "micloop-recordingfile-\(getpid())-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url.path
+    try ScratchDirectory.untilExit("recordingfile").path
   }
 }

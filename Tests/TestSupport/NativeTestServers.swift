@@ -45,10 +45,8 @@ public final class PrivatePipeWire {
   private var process: TestServerProcess?
 
   public init() throws {
-    let runtime = FileManager.default.temporaryDirectory
-      .appendingPathComponent("micloop-pw-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(
-      at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    let runtime = try ScratchDirectory.untilExit("pw")
+    try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: runtime.path)
     socket = runtime.appendingPathComponent("pipewire-0").path
     let environment = ["XDG_RUNTIME_DIR": runtime.path]
     process = try TestServerProcess(["pipewire"], environment: environment)
@@ -87,8 +85,7 @@ final class TestServerProcess {
   let pid: pid_t
 
   init(_ arguments: [String], environment: [String: String]) throws {
-    let log = FileManager.default.temporaryDirectory
-      .appendingPathComponent("micloop-server-\(UUID().uuidString).log").path
+    let log = try ScratchDirectory.untilExit("server").appendingPathComponent("server.log").path
     pid = try Self.spawn(arguments, environment: environment, output: log)
   }
 

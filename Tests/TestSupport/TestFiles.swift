@@ -1,15 +1,12 @@
 import AudioFiles
 import Foundation
 
-/// Makes test audio files with sox and by hand, in a fresh temporary folder.
+/// Makes test audio files with sox and by hand, in a fresh temporary folder
+/// removed when the test process exits.
 public struct TestFiles {
   public let directory: URL
 
-  public init() throws {
-    directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("micloop-kit-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-  }
+  public init() throws { directory = try ScratchDirectory.untilExit("kit") }
 
   public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
