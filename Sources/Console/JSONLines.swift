@@ -44,13 +44,12 @@ public enum JSONLines {
       object.add("invalid_samples", summary.invalidSamples)
       object.add(
         "channels",
-        json: JSONText.array(
-          summary.channels.map {
-            var channel = JSONObject(capacity: 48)
-            channel.add("peak_dbfs", $0.peakDecibels, places: 2)
-            channel.add("rms_dbfs", $0.rmsDecibels, places: 2)
-            return channel.finished
-          }))
+        objects: summary.channels.map {
+          var channel = JSONObject(capacity: 48)
+          channel.add("peak_dbfs", $0.peakDecibels, places: 2)
+          channel.add("rms_dbfs", $0.rmsDecibels, places: 2)
+          return channel
+        })
       if let loudness = summary.loudness {
         object.add("integrated_lufs", loudness.integratedLUFS, places: 2)
         object.add("loudness_range_lu", loudness.loudnessRangeLU, places: 2)
@@ -65,14 +64,14 @@ public enum JSONLines {
   /// Each channel's levels in a level event, when more than one channel is metered.
   static func addChannels(_ readings: ChannelReadings, to object: inout JSONObject) {
     guard readings.count > 1 else { return }
-    var members = [String]()
-    for channel in 0..<readings.count {
-      var member = JSONObject(capacity: 64)
-      member.add("peak_dbfs", readings.peakDecibels(channel), places: 2)
-      member.add("rms_dbfs", readings.rmsDecibels(channel), places: 2)
-      member.add("meter_dbfs", readings.meterDecibels(channel), places: 2)
-      members.append(member.finished)
-    }
-    object.add("channels", json: JSONText.array(members))
+    object.add(
+      "channels",
+      objects: (0..<readings.count).lazy.map { channel in
+        var member = JSONObject(capacity: 64)
+        member.add("peak_dbfs", readings.peakDecibels(channel), places: 2)
+        member.add("rms_dbfs", readings.rmsDecibels(channel), places: 2)
+        member.add("meter_dbfs", readings.meterDecibels(channel), places: 2)
+        return member
+      })
   }
 }

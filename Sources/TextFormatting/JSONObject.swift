@@ -4,11 +4,17 @@
 /// decimals (`DecimalFormatting.json`), absent or non-finite ones as
 /// `null`. Safe on any thread.
 public struct JSONObject {
-  private var text = "{"
+  /// The object's UTF-8 text so far, without its closing brace: written in
+  /// place, with no string made per member or number.
+  private var bytes: [UInt8]
   private var isEmpty = true
 
   /// An empty object, with room for a line of `capacity` bytes.
-  public init(capacity: Int = 256) { text.reserveCapacity(capacity) }
+  public init(capacity: Int = 256) {
+    bytes = []
+    bytes.reserveCapacity(capacity)
+    bytes.append(UInt8(ascii: "{"))
+  }
 
   /// An object whose first member is `"event": event`.
   public init(event: String, capacity: Int = 256) {
@@ -17,40 +23,44 @@ public struct JSONObject {
   }
 
   private mutating func key(_ name: String) {
-    if !isEmpty { text += "," }
+    if !isEmpty { bytes.append(UInt8(ascii: ",")) }
     isEmpty = false
-    text += JSONText.quoted(name)
-    text += ":"
+    JSONText.appendQuoted(name, to: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+  }
+
+  private mutating func append(_ text: StaticString) {
+    text.withUTF8Buffer { bytes.append(contentsOf: $0) }
   }
 
   /// A string value.
   public mutating func add(_ name: String, _ value: String) {
     key(name)
-    text += JSONText.quoted(value)
+    JSONText.appendQuoted(value, to: &bytes)
   }
 
   /// A string value, or `null`.
   public mutating func add(_ name: String, optional value: String?) {
     key(name)
-    text += value.map(JSONText.quoted) ?? "null"
+    if let value { JSONText.appendQuoted(value, to: &bytes) } else { append("null") }
   }
 
   public mutating func add(_ name: String, _ value: Int64) {
     key(name)
-    text += String(value)
+    DecimalFormatting.appendInteger(value, to: &bytes)
   }
 
   public mutating func add(_ name: String, _ value: Int) { add(name, Int64(value)) }
 
   public mutating func add(_ name: String, _ value: Bool) {
     key(name)
-    text += value ? "true" : "false"
+    append(value ? "true" : "false")
   }
 
   /// A number with `places` decimals; `null` when absent or not finite.
   public mutating func add(_ name: String, _ value: Double?, places: Int) {
     key(name)
-    text += DecimalFormatting.json(value, places: places)
+    DecimalFormatting.appendJSON(value, places: places, to: &bytes)
   }
 
   /// Seconds, to the millisecond (every `time` and `duration`).
@@ -60,36 +70,56 @@ public struct JSONObject {
   /// not finite).
   public mutating func add(_ name: String, numbers: some Sequence<Double>, places: Int) {
     key(name)
-    text += "["
+    bytes.append(UInt8(ascii: "["))
     var isFirst = true
     for value in numbers {
-      if !isFirst { text += "," }
+      if !isFirst { bytes.append(UInt8(ascii: ",")) }
       isFirst = false
-      text += DecimalFormatting.json(value, places: places)
+      DecimalFormatting.appendJSON(value, places: places, to: &bytes)
     }
-    text += "]"
+    bytes.append(UInt8(ascii: "]"))
   }
 
   /// An array of strings.
   public mutating func add(_ name: String, strings: some Sequence<String>) {
     key(name)
-    text += "["
+    bytes.append(UInt8(ascii: "["))
     var isFirst = true
     for value in strings {
-      if !isFirst { text += "," }
+      if !isFirst { bytes.append(UInt8(ascii: ",")) }
       isFirst = false
-      text += JSONText.quoted(value)
+      JSONText.appendQuoted(value, to: &bytes)
     }
-    text += "]"
+    bytes.append(UInt8(ascii: "]"))
+  }
+
+  /// An array of objects.
+  public mutating func add(_ name: String, objects: some Sequence<JSONObject>) {
+    key(name)
+    bytes.append(UInt8(ascii: "["))
+    var isFirst = true
+    for object in objects {
+      if !isFirst { bytes.append(UInt8(ascii: ",")) }
+      isFirst = false
+      bytes.append(contentsOf: object.bytes)
+      bytes.append(UInt8(ascii: "}"))
+    }
+    bytes.append(UInt8(ascii: "]"))
   }
 
   /// Text that already is JSON (an array or an object written by another
   /// `JSONObject`).
   public mutating func add(_ name: String, json: String) {
     key(name)
-    text += json
+    bytes.append(contentsOf: json.utf8)
   }
 
   /// The object's text.
-  public var finished: String { text + "}" }
+  public var finished: String {
+    String(unsafeUninitializedCapacity: bytes.count + 1) { buffer in
+      _ = buffer.initialize(from: bytes)
+      buffer[bytes.count] = UInt8(ascii: "}")
+      return bytes.count + 1
+    }
+  }
 }

@@ -29,6 +29,20 @@ public enum JSONText {
     return result + "\""
   }
 
+  /// Appends `text` as a JSON string literal (as `quoted` writes it) to
+  /// `bytes`.
+  public static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
+    let utf8 = text.utf8
+    if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+    {
+      bytes.append(UInt8(ascii: "\""))
+      bytes.append(contentsOf: utf8)
+      bytes.append(UInt8(ascii: "\""))
+    } else {
+      bytes.append(contentsOf: quoted(text).utf8)
+    }
+  }
+
   /// A JSON array of already-rendered values.
   public static func array(_ values: [String]) -> String {
     "[" + values.joined(separator: ",") + "]"

@@ -37,4 +37,31 @@ import Testing
     #expect(JSONText.array([]) == "[]")
     #expect(JSONText.array(["1.0", JSONText.quoted("x")]) == #"[1.0,"x"]"#)
   }
+
+  /// The object writes its numbers and strings in place, as the string
+  /// functions write them one by one.
+  @Test func objectsWriteWhatTheStringFunctionsWrite() {
+    let values: [Double?] = [
+      nil, .nan, -.infinity, 0, -0.0004, 2.5, -2.5, 12.3456, 0.05, -1.005, 1e20, -123_456.789,
+    ]
+    for places in 0...3 {
+      for value in values {
+        var object = JSONObject()
+        object.add("v", value, places: places)
+        #expect(object.finished == "{\"v\":\(DecimalFormatting.json(value, places: places))}")
+      }
+    }
+    for integer: Int64 in [0, 7, -7, 1_234_567_890, .max, .min] {
+      var object = JSONObject()
+      object.add("n", integer)
+      #expect(object.finished == "{\"n\":\(integer)}")
+    }
+    var member = JSONObject(capacity: 8)
+    member.add("a", true)
+    var object = JSONObject(event: "x\"y")
+    object.add("list", objects: [member, JSONObject()])
+    object.add("s", optional: nil)
+    object.add("t", "tab\t")
+    #expect(object.finished == #"{"event":"x\"y","list":[{"a":true},{}],"s":null,"t":"tab\t"}"#)
+  }
 }
