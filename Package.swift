@@ -64,7 +64,9 @@ let package = Package(
     .target(name: "TextFormatting"),
     .target(
       name: "Console",
-      dependencies: ["DuplexIO", "FeedbackControl", "Metering", "TonePlans", "TextFormatting"]),
+      dependencies: [
+        "DuplexIO", "FeedbackControl", "Metering", "SignalDSP", "TonePlans", "TextFormatting",
+      ]),
     .target(
       name: "Plotting",
       dependencies: ["CCairo", "SignalDSP", "Metering", "TonePlans", "ToneDecoding", "AudioFiles"]),

@@ -25,7 +25,7 @@ public struct RecordingTag: Sendable, Equatable {
       object.add("symbol", String(tone.symbol))
       object.add("frequencies", numbers: tone.frequencies, places: 1)
     case .sequence(let sequence):
-      object.add("kind", sequence.plan == TonePlan.siren.name ? "signal" : "call")
+      object.add("kind", sequence.kind == .alarm ? "signal" : "call")
       object.add("plan", sequence.plan)
       object.add("text", sequence.text)
       if let call = sequence.call { object.add("call", call) }
@@ -45,7 +45,7 @@ public struct RecordingTag: Sendable, Equatable {
   public var summary: String {
     switch event {
     case .tone(let tone), .toneStart(let tone):
-      tone.plan == TonePlan.ctcss.name
+      tone.kind == .subAudible
         ? "ctcss \(DecimalFormatting.fixed(tone.frequencies.first ?? 0, places: 1)) Hz"
         : "\(tone.plan) \(tone.symbol)"
     case .sequence(let sequence): "\(sequence.plan) \(sequence.text)"

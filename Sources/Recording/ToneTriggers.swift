@@ -158,7 +158,7 @@ struct CallMatcher {
   /// The calls `event` completes.
   mutating func match(_ event: ToneDecoderEvent) -> [MatchedCall] {
     var calls = [MatchedCall]()
-    if case .tone(let tone) = event, tone.plan == TonePlan.dtmf.name {
+    if case .tone(let tone) = event, tone.kind == .dualTone {
       dtmf.add(tone)
     }
     for start in starts {
@@ -208,7 +208,7 @@ struct SubToneGate {
   static let reportLatency = 4.5
 
   func matches(_ tone: DecodedTone) -> Bool {
-    tone.plan == TonePlan.ctcss.name
+    tone.kind == .subAudible
       && tone.frequencies.contains { abs($0 - frequency) <= frequency * Self.tolerance }
   }
 }

@@ -144,7 +144,8 @@ public final class StationMetrics: Sendable {
     ).set(to: Double(usedBytes))
     if let budgetBytes {
       gauge(
-        "micloop_recordings_budget_bytes", help: "The byte budget of the recordings (--max-bytes)."
+        "micloop_recordings_budget_bytes",
+        help: "The byte budget the retention keeps the recordings within."
       ).set(to: Double(budgetBytes))
     }
     if let freeBytes {

@@ -1,3 +1,5 @@
+import TextFormatting
+
 /// Decides what each request gets: read-only (GET and HEAD), the token
 /// checked when one is set, and only the fixed paths plus the recordings
 /// the session's index lists (a request's path is never used as a path on
@@ -41,10 +43,9 @@ struct StationRouter: Sendable {
       return .text(200, feed.metrics.render(), type: "text/plain; version=0.0.4; charset=utf-8")
     case "/healthz": return .text(200, "ok\n")
     case "/recordings", "/recordings.json", "/recordings/":
-      let lines = feed.recordings.reversed().map(\.indexLine)
-      return .text(
-        200, "{\"recordings\":[" + lines.joined(separator: ",") + "]}\n",
-        type: "application/json")
+      var listing = JSONObject()
+      listing.add("recordings", json: JSONText.array(feed.recordings.reversed().map(\.indexLine)))
+      return .text(200, listing.finished + "\n", type: "application/json")
     default:
       guard request.path.hasPrefix(Self.recordingsPrefix),
         let name = Self.recordingName(request.path), let entry = feed.recording(named: name)
