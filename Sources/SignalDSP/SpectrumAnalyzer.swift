@@ -92,7 +92,7 @@ public final class SpectrumAnalyzer {
     let window = UnsafeMutablePointer<Float>.allocate(capacity: length)
     var sumOfSquares = 0.0
     for n in 0..<length {
-      let value = 0.5 - 0.5 * cos(2 * Double.pi * Double(n) / Double(length))
+      let value = HannWindow.value(n, length: length)
       window[n] = Float(value)
       sumOfSquares += value * value
     }

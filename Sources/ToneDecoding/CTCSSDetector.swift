@@ -188,9 +188,7 @@ final class CTCSSDetector {
     ]
     history = [Float](repeating: 0, count: frameLength)
     probe = SteadyToneProbe(rate: rate, windowLength: frameLength, step: hop, seconds: 3)
-    window = (0..<frameLength).map {
-      Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(frameLength)))
-    }
+    window = HannWindow.values(length: frameLength).map(Float.init)
     windowSum = window.reduce(0) { $0 + Double($1) }
     self.fftLength = fftLength
     input = fftwf_alloc_real(fftLength)!

@@ -1,3 +1,5 @@
+import SignalDSP
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -243,9 +245,7 @@ struct SteadyToneProbe {
   /// Seconds from the end of the long window to its centre.
   var soundingLag: Double { Double(longWindow.count) / 2 / rate }
 
-  private static func hann(_ length: Int) -> [Double] {
-    (0..<length).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(length)) }
-  }
+  private static func hann(_ length: Int) -> [Double] { HannWindow.values(length: length) }
 
   /// Half a window, in seconds.
   private var half: Double { Double(windowLength) / 2 / rate }
