@@ -214,7 +214,7 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
           .failed, operation: "register the port \(prefix)_\(index + 1) of", device: deviceName,
           code: EBUSY)
       }
-      ports.ports[index] = port
+      ports.handles[index] = port
     }
     return ports
   }
@@ -291,7 +291,7 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
       clientPorts: ports.count, serverPorts: others.count,
       fansOut: !isCapture && target == .automatic)
     for (mine, theirs) in pairs {
-      guard let port = ports.ports[mine], let full = jack.pointee.jack_port_name(port) else {
+      guard let port = ports.handles[mine], let full = jack.pointee.jack_port_name(port) else {
         continue
       }
       let name = String(cString: full)
@@ -331,7 +331,7 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
       var low = Int.max
       var high = 0
       for index in 0..<ports.count {
-        guard let port = ports.ports[index] else { continue }
+        guard let port = ports.handles[index] else { continue }
         var latency = jack_latency_range_t()
         jack.pointee.jack_port_get_latency_range(port, mode, &latency)
         low = min(low, Int(latency.min))
@@ -427,11 +427,11 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
     let count = jack_nframes_t(frames)
     for index in 0..<capturePorts.count {
       capturePorts.buffers[index] = jack.pointee.jack_port_get_buffer(
-        capturePorts.ports[index], count)?.assumingMemoryBound(to: Float.self)
+        capturePorts.handles[index], count)?.assumingMemoryBound(to: Float.self)
     }
     for index in 0..<playbackPorts.count {
       playbackPorts.buffers[index] = jack.pointee.jack_port_get_buffer(
-        playbackPorts.ports[index], count)?.assumingMemoryBound(to: Float.self)
+        playbackPorts.handles[index], count)?.assumingMemoryBound(to: Float.self)
     }
     let frameTime = jack.pointee.jack_last_frame_time(client)
     var lost = pendingLostFrames
@@ -473,34 +473,13 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
 
   /// Interleaves the capture ports' period into `destination` (Float).
   public func read(_ destination: UnsafeMutableRawPointer, frames: Int) -> IOResult {
-    let samples = destination.assumingMemoryBound(to: Float.self)
-    let channels = capturePorts.count
-    for channel in 0..<channels {
-      guard let source = capturePorts.buffers[channel] else {
-        for frame in 0..<frames { samples[frame * channels + channel] = 0 }
-        continue
-      }
-      if channels == 1 {
-        samples.update(from: source, count: frames)
-      } else {
-        for frame in 0..<frames { samples[frame * channels + channel] = source[frame] }
-      }
-    }
+    capturePorts.interleave(into: destination.assumingMemoryBound(to: Float.self), frames: frames)
     return .ready
   }
 
   /// Spreads the interleaved period in `source` (Float) over the playback ports.
   public func write(_ source: UnsafeRawPointer, frames: Int) -> IOResult {
-    let samples = source.assumingMemoryBound(to: Float.self)
-    let channels = playbackPorts.count
-    for channel in 0..<channels {
-      guard let destination = playbackPorts.buffers[channel] else { continue }
-      if channels == 1 {
-        destination.update(from: samples, count: frames)
-      } else {
-        for frame in 0..<frames { destination[frame] = samples[frame * channels + channel] }
-      }
-    }
+    playbackPorts.spread(source.assumingMemoryBound(to: Float.self), frames: frames)
     hasWritten = true
     return .ready
   }
@@ -554,25 +533,8 @@ public final class JackBackend: DuplexBackend, @unchecked Sendable {
   }
 }
 
-/// A set of ports and, per port, the buffer JACK hands over each cycle.
-private final class PortSet {
-  let count: Int
-  let ports: UnsafeMutablePointer<OpaquePointer?>
-  let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
-
-  init(count: Int = 0) {
-    self.count = count
-    ports = .allocate(capacity: max(1, count))
-    ports.initialize(repeating: nil, count: max(1, count))
-    buffers = .allocate(capacity: max(1, count))
-    buffers.initialize(repeating: nil, count: max(1, count))
-  }
-
-  deinit {
-    ports.deallocate()
-    buffers.deallocate()
-  }
-}
+/// JACK's ports of one direction.
+private typealias PortSet = ServerPorts<OpaquePointer>
 
 // The callbacks JACK calls, with the backend as their argument.
 

@@ -231,7 +231,7 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
       else { return FilterPorts() }
       let tag: FilterPortTag = direction == 0 ? .input(index) : .output(index)
       data.storeBytes(of: tag.storedValue, as: Int.self)
-      ports.data[index] = data
+      ports.handles[index] = data
     }
     return ports
   }
@@ -357,7 +357,7 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
     let linked = linkedInputs.load(ordering: .acquiring)
     var isMissing = false
     for index in 0..<inputs.count {
-      let buffer = api.pointee.filter_get_dsp_buffer(inputs.data[index], UInt32(frames))
+      let buffer = api.pointee.filter_get_dsp_buffer(inputs.handles[index], UInt32(frames))
       inputs.buffers[index] = buffer?.assumingMemoryBound(to: Float.self)
       let bit: UInt64 = 1 << UInt64(index)
       if buffer != nil {
@@ -370,7 +370,7 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
     deliveredInputs &= linked
     for index in 0..<outputs.count {
       outputs.buffers[index] = api.pointee.filter_get_dsp_buffer(
-        outputs.data[index], UInt32(frames))?.assumingMemoryBound(to: Float.self)
+        outputs.handles[index], UInt32(frames))?.assumingMemoryBound(to: Float.self)
     }
     if !areLinksFlowing.load(ordering: .relaxed) { noteFlowingLinks() }
     let clock = position.pointee.clock.position
@@ -437,34 +437,13 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
   /// Interleaves the input ports' period into `destination` (Float); a
   /// port without a buffer this cycle gives silence.
   public func read(_ destination: UnsafeMutableRawPointer, frames: Int) -> IOResult {
-    let samples = destination.assumingMemoryBound(to: Float.self)
-    let channels = inputs.count
-    for channel in 0..<channels {
-      guard let source = inputs.buffers[channel] else {
-        for frame in 0..<frames { samples[frame * channels + channel] = 0 }
-        continue
-      }
-      if channels == 1 {
-        samples.update(from: source, count: frames)
-      } else {
-        for frame in 0..<frames { samples[frame * channels + channel] = source[frame] }
-      }
-    }
+    inputs.interleave(into: destination.assumingMemoryBound(to: Float.self), frames: frames)
     return .ready
   }
 
   /// Spreads the interleaved period in `source` (Float) over the output ports.
   public func write(_ source: UnsafeRawPointer, frames: Int) -> IOResult {
-    let samples = source.assumingMemoryBound(to: Float.self)
-    let channels = outputs.count
-    for channel in 0..<channels {
-      guard let destination = outputs.buffers[channel] else { continue }
-      if channels == 1 {
-        destination.update(from: samples, count: frames)
-      } else {
-        for frame in 0..<frames { destination[frame] = samples[frame * channels + channel] }
-      }
-    }
+    outputs.spread(source.assumingMemoryBound(to: Float.self), frames: frames)
     hasWritten = true
     return .ready
   }
@@ -496,32 +475,15 @@ public final class PipeWireBackend: DuplexBackend, @unchecked Sendable {
     var combined = passedOn
     let ports = publishOnInputs ? inputs : outputs
     for index in 0..<ports.count {
-      guard let data = ports.data[index] else { continue }
+      guard let data = ports.handles[index] else { continue }
       _ = micloop_pw_filter_publish_latency(api, filter, data, &combined)
     }
   }
 }
 
-/// The ports of one direction: PipeWire's handle for each (its user data)
-/// and the buffer each brings in the current cycle.
-final class FilterPorts {
-  let count: Int
-  let data: UnsafeMutablePointer<UnsafeMutableRawPointer?>
-  let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
-
-  init(count: Int = 0) {
-    self.count = count
-    data = .allocate(capacity: max(1, count))
-    data.initialize(repeating: nil, count: max(1, count))
-    buffers = .allocate(capacity: max(1, count))
-    buffers.initialize(repeating: nil, count: max(1, count))
-  }
-
-  deinit {
-    data.deallocate()
-    buffers.deallocate()
-  }
-}
+/// A PipeWire filter's ports of one direction (each handle is the port's
+/// user data).
+typealias FilterPorts = ServerPorts<UnsafeMutableRawPointer>
 
 /// Runs `body` with a SPA dictionary of `pairs` (C strings alive during the call).
 func withPipeWireDictionary<Result>(
