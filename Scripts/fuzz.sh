@@ -21,7 +21,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 scratch="$root/.build-fuzz"
 swift=${SWIFT:-swift}
 runtime=$(dirname "$(command -v "$swift")")/../lib/clang
-runtime=$(find "$runtime" -name 'libclang_rt.fuzzer_no_main-x86_64.a' | head -1)
+runtime=$(find "$runtime" -name "libclang_rt.fuzzer_no_main-$(uname -m).a" | head -1)
 [ -n "$runtime" ] || { echo "fuzz: libFuzzer runtime not found next to $swift" >&2; exit 1; }
 
 # Optimised: the code micloop ships (no check is lost: the sources use no

@@ -1,18 +1,19 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// micloop opens libjack and libpipewire only when a device needs them:
 /// on a machine without them it starts and runs ALSA commands, and a JACK
 /// or PipeWire device is refused in one line that names the library. The
 /// libraries are hidden in a private mount namespace (`unshare`, as root).
-@Suite struct MissingLibraryTests {
-  static let libraries = [
-    "/usr/lib/x86_64-linux-gnu/libjack.so.0", "/usr/lib/x86_64-linux-gnu/libpipewire-0.3.so.0",
-  ]
+@Suite(.needsRoot) struct MissingLibraryTests {
+  static let names = ["libjack.so.0", "libpipewire-0.3.so.0"]
 
   /// Runs `command` (a shell line) where both libraries are unreadable.
   func withoutLibraries(_ command: String) throws -> MicLoopBinary.Result {
-    let hide = Self.libraries.map { "mount --bind /dev/null \($0)" }.joined(separator: " && ")
+    let libraries = Self.names.compactMap(SystemLibrary.path(of:))
+    try #require(libraries.count == Self.names.count, "the linker's cache lacks \(Self.names)")
+    let hide = libraries.map { "mount --bind /dev/null \($0)" }.joined(separator: " && ")
     let process = try SpawnedProcess(
       ["unshare", "--mount", "--propagation", "private", "sh", "-c", "\(hide) && \(command)"],
       environment: ProcessInfo.processInfo.environment)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A private PipeWire server (its own D-Bus session bus, `pipewire` and
 /// `wireplumber`, a fresh `XDG_RUNTIME_DIR`) with two null sinks, "mic"
@@ -18,7 +19,9 @@ final class PipeWireServer {
 
   init() throws {
     let directory = try MicLoopBinary.temporaryDirectory()
-    let plugins = Self.pluginRoot + "/usr/lib/x86_64-linux-gnu/alsa-lib"
+    let plugins =
+      SystemLibrary.multiarchFolders(under: Self.pluginRoot, "alsa-lib").first
+      ?? Self.pluginRoot + "/usr/lib/alsa-lib"
     let definitions = Self.pluginRoot + "/usr/share/alsa/alsa.conf.d/50-pipewire.conf"
     guard FileManager.default.fileExists(atPath: plugins + "/libasound_module_pcm_pipewire.so"),
       let pcm = try? String(contentsOfFile: definitions, encoding: .utf8)
