@@ -69,7 +69,8 @@ check:
 # The tests use swift-testing only: no XCTest pass. The runner's closing line (or, when the console
 # lost it, the counts of its xUnit report) is kept in .build/unit-test.summary and printed again at
 # the end of `make test`; a failure in the report fails the stage even when the console lost it.
-unit-test: setup
+# The end-to-end tests run the release binary, so it is built first (`build`).
+unit-test: build
 	$(SWIFT) build
 	rm -f .build/unit-test.xml
 	@set -o pipefail; MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) MICLOOP_PYTHON=$(PYTHON) \
