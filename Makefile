@@ -82,11 +82,13 @@ unit-test: build
 	  [ $$status -eq 0 ] || python3 Scripts/unit_test_summary.py --failures .build/unit-test.xml; \
 	  exit $$status
 
-## soak: 24 hours of simulated audio through a live job (meter, DTMF, recording), then 3 hours with the
+## soak: 24 hours of simulated audio through a live job (meter, DTMF, recording), 24 hours through
+## the transmission recorder (a file per digit, retention under a byte budget), then 3 hours with the
 ## howl guard too, optimised and as fast as the machine allows; fails on any growth of memory, drift,
-## loss or guard action
+## loss, file out of place or guard action
 soak: build
 	.build/release/micloop-soak 24
+	.build/release/micloop-soak 24 --record
 	.build/release/micloop-soak 3 --guard
 
 ## consumer-check: a separate package depending on micloop by version builds and runs

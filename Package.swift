@@ -98,7 +98,7 @@ let package = Package(
       name: "micloop-soak",
       dependencies: [
         "MicLoopKit", "DuplexIO", "DuplexIOTesting", "FeedbackControl", "Metering", "TonePlans",
-        "AudioFiles",
+        "AudioFiles", "Recording",
       ],
       path: "Tests/Soak"),
     // The howl guard in simulated rooms; `make feedback-eval` runs it optimised.

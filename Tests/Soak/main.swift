@@ -5,22 +5,28 @@
 // unless memory stays flat, every digit is found where it was sent (no
 // drift of the sample time) and the recording holds every frame.
 //
-// Usage: micloop-soak [HOURS] [--guard] (24 hours by default). With
-// --guard the howl guard runs too: with no loop from the speaker to the
-// microphone, any action it takes is a false one, and fails the soak. (It
-// costs about 16 s of processor time per hour of 8 kHz audio here, the
-// rest of the job about 1.5 s: `make soak` gives it 3 hours.)
+// Usage: micloop-soak [HOURS] [--guard | --record] (24 hours by default).
+// With --guard the howl guard runs too: with no loop from the speaker to
+// the microphone, any action it takes is a false one, and fails the soak.
+// (It costs about 16 s of processor time per hour of 8 kHz audio here, the
+// rest of the job about 1.5 s: `make soak` gives it 3 hours.) With
+// --record the transmission recorder (`micloop record`'s `Recorder`, fed by
+// `LiveRecordingFeed`) takes the place of the plain recording: a file per
+// digit, tagged with it, retention deleting the oldest all day under a
+// byte budget, and a file it did not write left alone.
 import AudioFiles
 import DuplexIO
 import DuplexIOTesting
 import FeedbackControl
 import Foundation
 import MicLoopKit
+import Recording
 import TonePlans
 
 let arguments = CommandLine.arguments.dropFirst()
 let hours = arguments.compactMap { Int($0) }.first ?? 24
 let guards = arguments.contains("--guard")
+let records = arguments.contains("--record")
 let rate = 8_000
 let loopSeconds = 60
 let digitAt = 10.0
@@ -68,13 +74,39 @@ let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
 let recordingPath = directory.appendingPathComponent("day.wav").path
-settings.recordingPath = recordingPath
+var recorderSettings = soakRecorderSettings()
+// As `micloop record` sets it: a whole capture buffer may arrive in one cycle.
+recorderSettings.largestArrival = settings.live.recordingBuffer
+// A file the recorder did not write, in its folder: retention must leave it.
+let foreignPath = directory.appendingPathComponent("2020-01-01T00-00-00.000Z.wav").path
+if records {
+  settings = LiveRecordingFeed.jobSettings(
+    for: recorderSettings, detection: ToneDetectionSettings(), duration: settings.duration,
+    recovery: DeviceRecovery(), captureBuffer: settings.live.recordingBuffer, showsLevels: true)
+  try Data(repeating: 0, count: 4096).write(to: URL(fileURLWithPath: foreignPath))
+} else {
+  settings.recordingPath = recordingPath
+}
 let job = try LiveJob(configuration: configuration, settings: settings) { device }
 
 let expectedDigits = hours * 3600 / loopSeconds
 let observer = SoakObserver(rate: rate, expectedDigits: expectedDigits, processor: job.processor)
+let tally = RecorderTally()
+let feed =
+  records
+  ? LiveRecordingFeed(
+    recorder: try Recorder(
+      settings: recorderSettings, sampleRate: Double(rate), channelCount: 1, encoding: .pcm16,
+      directory: directory.path,
+      clock: StreamClock(sampleRate: Double(rate), startingAt: 1_800_000_000), source: "soak",
+      listener: tally.take),
+    processor: job.processor
+  ) { false } : nil
 let began = Date()
-let outcome = try job.run(observer: observer)
+let jobObserver: any LiveJobObserver =
+  feed.map { RecordingSoakObserver(soak: observer, feed: $0) } ?? observer
+let outcome = try job.run(observer: jobObserver)
+feed?.finish()
 let elapsed = Date().timeIntervalSince(began)
 let resident = observer.resident
 let digitTimes = observer.digitTimes
@@ -87,12 +119,52 @@ if outcome.droppedRecordingFrames > 0 {
   fail("\(outcome.droppedRecordingFrames) recorded frames dropped")
 }
 if outcome.undecodedFrames > 0 { fail("the decoder never heard \(outcome.undecodedFrames) frames") }
-if outcome.recordedFrames != frames {
-  fail("recorded \(outcome.recordedFrames) of \(frames) frames")
+if records {
+  try checkRecorder(tally, frames: frames, digits: expectedDigits)
+} else {
+  if outcome.recordedFrames != frames {
+    fail("recorded \(outcome.recordedFrames) of \(frames) frames")
+  }
+  let readBack = try AudioFileReader(path: recordingPath)
+  if readBack.declaredFrameCount != frames {
+    fail("the file holds \(readBack.declaredFrameCount ?? -1) of \(frames) frames")
+  }
 }
-let readBack = try AudioFileReader(path: recordingPath)
-if readBack.declaredFrameCount != frames {
-  fail("the file holds \(readBack.declaredFrameCount ?? -1) of \(frames) frames")
+
+/// The recorder's day: the index covers every frame, a file per digit
+/// each tagged with it, no gap, xrun or problem; retention deleted only
+/// its own files, oldest first, and kept the folder within the budget;
+/// the file it did not write is still there.
+func checkRecorder(_ tally: RecorderTally, frames: Int64, digits: Int) throws {
+  guard let summary = tally.summary else { fail("the recorder's session never ended") }
+  if summary.frames != frames { fail("the index covers \(summary.frames) of \(frames) frames") }
+  if tally.recordings.count != digits || tally.tags != digits {
+    fail("\(tally.recordings.count) files with \(tally.tags) tags for \(digits) digits")
+  }
+  if tally.gaps + tally.xruns > 0 || !tally.problems.isEmpty {
+    fail("\(tally.gaps) gaps, \(tally.xruns) xruns, problems: \(tally.problems)")
+  }
+  let written = tally.recordings
+  if tally.deleted.isEmpty || tally.deleted != Array(written.prefix(tally.deleted.count)) {
+    fail("retention deleted \(tally.deleted.count) files, not the oldest of those written")
+  }
+  guard FileManager.default.fileExists(atPath: foreignPath) else {
+    fail("retention deleted a file the recorder did not write")
+  }
+  let kept = Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
+  let survivors = written.dropFirst(tally.deleted.count)
+  if let missing = survivors.first(where: { !kept.contains($0) }) {
+    fail("\(missing) was neither kept nor deleted")
+  }
+  if let stale = tally.deleted.first(where: kept.contains) { fail("\(stale) was not deleted") }
+  var bytes: Int64 = 0
+  for name in kept where name != URL(fileURLWithPath: foreignPath).lastPathComponent {
+    let attributes = try FileManager.default.attributesOfItem(atPath: directory.path + "/" + name)
+    bytes += (attributes[.size] as? NSNumber)?.int64Value ?? 0
+  }
+  if bytes > soakRecordingBudget {
+    fail("the recordings hold \(bytes) bytes, over the budget of \(soakRecordingBudget)")
+  }
 }
 if abs((observer.summaryDuration ?? 0) - Double(hours * 3600)) > 1.0 / Double(rate) {
   fail("the meter's summary says \(observer.summaryDuration ?? -1) s of \(hours * 3600) s")
@@ -116,6 +188,10 @@ let growth = (resident.max() ?? 0) - resident[0]
 if growth > 1 << 20 {
   fail("resident memory grew by \(growth) bytes: \(resident.map { $0 >> 10 }) KiB by hour")
 }
+let recorderReport =
+  records
+  ? " the recorder wrote \(tally.recordings.count) files (\(tally.tags) tags) and its retention deleted \(tally.deleted.count),"
+  : ""
 print(
-  "soak: ok — LiveJob (meter, DTMF, recording\(guards ? ", howl guard" : "")), \(hours) h of audio in \(Int(elapsed)) s:\(guards ? " 0 guard actions," : "") \(digitTimes.count) digits each \(String(format: "%+.4f", offsets[0])) s from where it was sent (spread \(spread) s), \(frames) frames recorded, resident \(resident[0] >> 10)–\(resident.max()! >> 10) KiB over \(resident.count) hours"
+  "soak: ok — LiveJob (meter, DTMF, \(records ? "the transmission recorder" : "recording")\(guards ? ", howl guard" : "")),\(recorderReport) \(hours) h of audio in \(Int(elapsed)) s:\(guards ? " 0 guard actions," : "") \(digitTimes.count) digits each \(String(format: "%+.4f", offsets[0])) s from where it was sent (spread \(spread) s), \(frames) frames recorded, resident \(resident[0] >> 10)–\(resident.max()! >> 10) KiB over \(resident.count) hours"
 )
