@@ -178,8 +178,13 @@ enum DualToneRunRule {
     /// Whether `run`, within `errors` (relative, each tone) of its nominal
     /// frequencies, is no voice's pair of harmonics or was held like a key.
     static func holds(_ run: ToneRun, errors: (Double, Double)) -> Bool {
-      run.harmonics < evidence
-        || (max(errors.0, errors.1) <= maximumError && run.coherence >= coherence)
+      run.harmonics < evidence || isHeldLikeAKey(run, errors: errors)
+    }
+
+    /// Whether `run` was held closer and steadier than the settings ask,
+    /// as a key is: it holds whatever its harmonic evidence.
+    static func isHeldLikeAKey(_ run: ToneRun, errors: (Double, Double)) -> Bool {
+      max(errors.0, errors.1) <= maximumError && run.coherence >= coherence
     }
 
     /// The pitch of which `low` is the `lowHarmonic`-th harmonic and `high`

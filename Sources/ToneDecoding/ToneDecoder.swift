@@ -190,13 +190,15 @@ public final class ToneDecoder {
           analyses.append(created)
           return created
         }()
+      let classifier = ToneFrameClassifier(
+        plan: plan, sampleRate: rate, frameLength: frameLength, settings: settings)
       analysis.add(
         PlanDecoder(
-          classifier: ToneFrameClassifier(
-            plan: plan, sampleRate: rate, frameLength: frameLength, settings: settings),
+          classifier: classifier,
           tracker: ToneTracker(
             hop: Double(hop) / rate, firstCentre: Double(frameLength) / 2 / rate - lag,
-            bridgedGap: Self.bridgedGap(plan, hop: Double(hop) / rate)),
+            bridgedGap: Self.bridgedGap(plan, hop: Double(hop) / rate),
+            needsHarmonics: classifier.needsHarmonicEvidence),
           interpreter: ToneInterpreter(plan: plan, settings: settings),
           reportAfter: {
             if case .alarm(_, let after) = plan.kind { after } else { nil }

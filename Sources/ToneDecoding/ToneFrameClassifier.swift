@@ -481,23 +481,43 @@ final class ToneFrameClassifier {
     let nominal = nominalFrequencies(of: run.symbol)
     switch layout {
     case .dual:
-      let tolerance =
-        run.duration < DualToneRunRule.shortTone
-        ? min(settings.frequencyTolerance, DualToneRunRule.shortToneTolerance)
-        : settings.frequencyTolerance
       let errors = Self.errors(of: run, from: nominal)
-      return errors.0 <= tolerance && errors.1 <= tolerance
-        && settings.twist.contains(run.twist)
-        && run.coherence >= DualToneRunRule.minimumCoherence
-        && (run.share >= runShare || DualToneRunRule.SteadyKey.holds(run, errors: errors)
-          || DualToneRunRule.LockedKey.holds(run, errors: errors)
-          || DualToneRunRule.DentedKey.holds(run, errors: errors))
+      return passesBeforeHarmonics(run, errors: errors, tolerance: pairTolerance(run))
         && DualToneRunRule.HarmonicPair.holds(run, errors: errors)
     case .single:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[run.symbol]
     case .characterCode:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[0]
     }
+  }
+
+  /// How far a pair's tones may lie from their nominal frequencies,
+  /// relative: a short tone's estimate must be closer.
+  private func pairTolerance(_ run: ToneRun) -> Double {
+    run.duration < DualToneRunRule.shortTone
+      ? min(settings.frequencyTolerance, DualToneRunRule.shortToneTolerance)
+      : settings.frequencyTolerance
+  }
+
+  /// Whether a pair of tones passes every rule but `HarmonicPair`.
+  private func passesBeforeHarmonics(
+    _ run: ToneRun, errors: (Double, Double), tolerance: Double
+  ) -> Bool {
+    errors.0 <= tolerance && errors.1 <= tolerance
+      && settings.twist.contains(run.twist)
+      && run.coherence >= DualToneRunRule.minimumCoherence
+      && (run.share >= runShare || DualToneRunRule.SteadyKey.holds(run, errors: errors)
+        || DualToneRunRule.LockedKey.holds(run, errors: errors)
+        || DualToneRunRule.DentedKey.holds(run, errors: errors))
+  }
+
+  /// Whether `accepts` depends on `run`'s harmonic evidence: a pair that
+  /// fails another rule, or is held like a key, is decided without it.
+  func needsHarmonicEvidence(_ run: ToneRun) -> Bool {
+    guard case .dual = layout, looksForVoices else { return false }
+    let errors = Self.errors(of: run, from: nominalFrequencies(of: run.symbol))
+    return passesBeforeHarmonics(run, errors: errors, tolerance: pairTolerance(run))
+      && !DualToneRunRule.HarmonicPair.isHeldLikeAKey(run, errors: errors)
   }
 
   /// For DTMF, whether an accepted `run` is still a key with the

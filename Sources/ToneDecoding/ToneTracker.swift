@@ -82,6 +82,10 @@ struct ToneTracker {
   private var shares: [Double] = []
   private var twists: [Double] = []
   private var excesses: [Double] = []
+  /// Whether a measured run (its harmonic evidence still 0) needs that
+  /// evidence to be decided (`ToneFrameClassifier.needsHarmonicEvidence`):
+  /// a run the rules take or refuse whatever it shows is not looked at.
+  private let needsHarmonics: ((ToneRun) -> Bool)?
 
   /// - Parameters:
   ///   - hop: seconds between frames.
@@ -89,10 +93,16 @@ struct ToneTracker {
   ///   - bridgedGap: frames without a finding a run outlasts when its tone
   ///     comes back after them (the tone is then held, needing only the
   ///     holding share); 0 ends it as soon as the vote does.
-  init(hop: Double, firstCentre: Double, bridgedGap: Int = 0) {
+  ///   - needsHarmonics: whether a run needs its harmonic evidence
+  ///     measured; `nil` measures every run's.
+  init(
+    hop: Double, firstCentre: Double, bridgedGap: Int = 0,
+    needsHarmonics: ((ToneRun) -> Bool)? = nil
+  ) {
     self.hop = hop
     self.firstCentre = firstCentre
     self.bridgedGap = bridgedGap
+    self.needsHarmonics = needsHarmonics
     let none = FrameTone(symbol: -1, frequencies: (0, 0), levels: (0, 0), level: 0)
     self.none = none
     latest = (none, none)
@@ -370,7 +380,7 @@ struct ToneTracker {
     let frequencies = (refine(sums.0 / count, advance.0), refine(sums.1 / count, advance.1))
     let medianShare = Self.median(&shares)
     let upperShare = shares.isEmpty ? 0 : shares[min(shares.count - 1, shares.count * 3 / 4)]
-    return ToneRun(
+    var run = ToneRun(
       symbol: symbol, start: centre(of: runFirstFrame + first) - hop / 2,
       duration: Double(last - first + 1) * hop,
       frequencies: frequencies,
@@ -380,9 +390,12 @@ struct ToneTracker {
       ), share: medianShare, upperShare: upperShare,
       twist: Self.median(&twists),
       coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)),
-      harmonics: harmonicEvidence(
-        frequencies, runFrames, frames: first...last, reference: reference),
       frames: (runFirstFrame + first)...(runFirstFrame + last))
+    if needsHarmonics?(run) ?? true {
+      run.harmonics = harmonicEvidence(
+        frequencies, runFrames, frames: first...last, reference: reference)
+    }
+    return run
   }
 
   /// `DualToneRunRule.HarmonicPair`'s evidence for a pair at
