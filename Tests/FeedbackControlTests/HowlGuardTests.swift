@@ -190,7 +190,7 @@ import Testing
   }
 
   /// With the gain steady (from the start, and 3 s after a rise), a howl
-  /// must grow steadily for half a second: one growing 40 dB/s from a room
+  /// must grow steadily for a second (`steadyGrowthSpan`): one growing 40 dB/s from a room
   /// that changed is notched once it has, while an organ chord swelling
   /// 25 dB/s over 1.5 s (every partial of its notes rising together) and
   /// notes struck and held are left alone, bit for bit.
