@@ -1,12 +1,13 @@
 /// The last seconds of captured audio, interleaved, addressed by timeline
 /// frame: what a recording reaches back into for its pre-roll and for the
 /// time its triggers take to decide. Appending past the capacity drops the
-/// oldest frames. Allocated once; control thread.
+/// oldest frames. Allocated once, and again only when it is asked to grow
+/// (`grow`); control thread.
 final class LookbackRing {
   let channelCount: Int
   /// Frames held at most.
-  let capacity: Int
-  private let storage: UnsafeMutablePointer<Float>
+  private(set) var capacity: Int
+  private var storage: UnsafeMutablePointer<Float>
   /// The timeline frame after the newest frame held.
   private(set) var endFrame: Int64 = 0
   /// Frames held.
@@ -23,6 +24,25 @@ final class LookbackRing {
 
   /// The oldest frame held.
   var startFrame: Int64 { endFrame - Int64(count) }
+
+  /// Makes room for at least `frames` frames, keeping every frame held.
+  func grow(toHold frames: Int) {
+    guard frames > capacity else { return }
+    let held = (storage, capacity, startFrame, endFrame)
+    storage = .allocate(capacity: frames * channelCount)
+    storage.initialize(repeating: 0, count: frames * channelCount)
+    capacity = frames
+    endFrame = held.2
+    count = 0
+    var frame = held.2
+    while frame < held.3 {
+      let position = Int(frame % Int64(held.1))
+      let run = Int(min(held.3 - frame, Int64(held.1 - position)))
+      append(held.0 + position * channelCount, frameCount: run)
+      frame += Int64(run)
+    }
+    held.0.deallocate()
+  }
 
   /// Appends the next `frameCount` frames of the timeline.
   func append(_ samples: UnsafePointer<Float>, frameCount: Int) {

@@ -13,6 +13,7 @@ extension Recorder {
   /// looks after the disk.
   public func update() {
     guard !isFinished else { return }
+    framesSinceUpdate = 0
     advance(to: horizon)
     writeDecided()
     publishClosed(all: false)

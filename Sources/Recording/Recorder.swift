@@ -51,6 +51,13 @@ public final class Recorder {
   let isDecoding: Bool
 
   let ring: LookbackRing
+  /// Frames the look-back keeps for the pre-roll, the triggers' delays and
+  /// a pending transmission, and room for what arrives between two
+  /// updates (`RecorderSettings.largestArrival`, grown when more came).
+  let reachFrames: Int
+  var arrivalFrames: Int
+  /// Frames appended since the last update.
+  var framesSinceUpdate = 0
   var trigger = ActivityTrack()
   var gate: ActivityTrack?
   var calls: ActivityTrack?
@@ -206,12 +213,13 @@ public final class Recorder {
     if subTone != nil { gate = ActivityTrack() }
     // The look-back: pre-roll, the triggers' delays, a pending
     // transmission's minimum and hang, and what may arrive at once.
-    let lookBack =
+    let reach =
       settings.preRoll + settings.minimum + settings.hang
       + max(Double(triggerLag), Double(toneLag)) / sampleRate
-      + max(settings.largestArrival, Double(FileRecording.blockFrames) / sampleRate)
-    ring = LookbackRing(
-      capacity: Int((lookBack * sampleRate).rounded(.up)), channelCount: channelCount)
+    let arrival = max(settings.largestArrival, Double(FileRecording.blockFrames) / sampleRate)
+    reachFrames = Int((reach * sampleRate).rounded(.up))
+    arrivalFrames = Int((arrival * sampleRate).rounded(.up))
+    ring = LookbackRing(capacity: reachFrames + arrivalFrames, channelCount: channelCount)
 
     try Self.makeDirectory(self.directory)
     store = RecordingStore(directory: self.directory, policy: settings.retention)
@@ -273,6 +281,13 @@ public final class Recorder {
   /// The next captured frames, interleaved.
   public func append(_ samples: UnsafePointer<Float>, frameCount: Int) {
     guard frameCount > 0, !isFinished else { return }
+    // More than `largestArrival` between two updates would push out frames
+    // not yet decided: the look-back grows to hold them instead.
+    framesSinceUpdate += frameCount
+    if framesSinceUpdate > arrivalFrames {
+      arrivalFrames = framesSinceUpdate
+      ring.grow(toHold: reachFrames + arrivalFrames)
+    }
     ring.append(samples, frameCount: frameCount)
     if var level = levelTrigger {
       level.process(samples, frameCount: frameCount) { isStart, frame in
