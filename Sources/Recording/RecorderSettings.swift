@@ -98,9 +98,11 @@ public struct RecorderSettings: Sendable {
   public var encoding: AudioFileEncoding?
   public var naming = FileNaming()
   public var retention = RetentionPolicy()
-  /// The most seconds of audio appended between two `Recorder.update`
+  /// The most seconds of audio expected between two `Recorder.update`
   /// calls: a live job's whole capture buffer can arrive at once after a
-  /// stall, and the look-back holds it all until it is decided.
+  /// stall, and the look-back holds it all until it is decided. The
+  /// look-back is sized for it at the start; more than this grows it then
+  /// (nothing is lost, but the growth allocates).
   public var largestArrival = 1.0
 
   public init() {}
