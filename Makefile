@@ -27,7 +27,7 @@ REAL_KEYS_EVAL ?= --guard --check --report-only
 # below the floors micloop already clears (--guard) and prints the open targets.
 REAL_TALK_EVAL ?= --guard --check --report-only
 
-.PHONY: setup build debug check test unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval station-check feedback-eval fuzz-check fuzz bench demo docs manual format install clean
+.PHONY: setup build debug check test unit-test soak live-keys-check station-soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval station-check feedback-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -153,6 +153,16 @@ fuzz-check: setup
 ## fuzz: ten minutes on each fuzz target
 fuzz: setup
 	SWIFT=$(SWIFT) bash Scripts/fuzz.sh 600
+
+## live-keys-check: live DTMF at every period from 64 to 4096 frames under four busy loops, 20 calls
+## of "123#" each, beside a reference recorder (long; not part of test: TESTING.md quotes its run)
+live-keys-check: build
+	HOG=1 bash Scripts/live_keys_check.sh 20
+
+## station-soak: the monitoring station for an hour with clients coming and going, beside a job
+## without clients and a storm of clients (long; not part of test: STATION.md quotes its run)
+station-soak: build
+	$(PYTHON) Scripts/station_stress.py --micloop $(RELEASE_BIN) --soak 3600
 
 ## demo: micloop loopback --meter live on virtual devices (no sound card needed)
 demo: build

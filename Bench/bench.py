@@ -350,6 +350,9 @@ def station_section(micloop, seconds):
         "clients. A 503 is the station's "
         "client limit (64 connections) answering a scrape while every slot is taken.",
         "",
+        "An hour's soak with clients coming and going is `make station-soak` (too long for this run; "
+        "Docs/STATION.md quotes its last run).",
+        "",
     ]
 
 
