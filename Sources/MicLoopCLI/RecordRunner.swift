@@ -58,7 +58,10 @@ enum RecordRunner {
         if case .recording(let file) = event { hook?.run(file, recorderClock: clock) }
       }
     } catch { throw CommandFailure(message: error.commandLineMessage) }
-    let feed = LiveRecordingFeed(recorder: recorder, processor: job.processor) {
+    let feed = LiveRecordingFeed(
+      recorder: recorder, processor: job.processor,
+      watcher: { Self.show($0, printer: printer, station: reporter) }
+    ) {
       StandardOutput.checkReader()
       hook?.poll()
       let now = MonotonicClock.seconds
@@ -68,8 +71,7 @@ enum RecordRunner {
     }
     let outcome: LiveJob<DeviceBackend>.Outcome
     do {
-      outcome = try job.run(
-        observer: RecordObserver(feed: feed, printer: printer, station: reporter))
+      outcome = try job.run(observer: feed)
     } catch {
       feed.finish()
       printer.clearStatus()
@@ -87,25 +89,13 @@ enum RecordRunner {
     }
     try Record.checkNothingLost(recorder)
   }
-}
 
-/// Hands the live job's reports to the recorder's feed and tells the user
-/// when the device goes and comes back. Control thread.
-final class RecordObserver: LiveJobObserver {
-  private let feed: LiveRecordingFeed
-  private let printer: RecordPrinter
-  private let station: StationReporter?
-
-  init(feed: LiveRecordingFeed, printer: RecordPrinter, station: StationReporter? = nil) {
-    self.feed = feed
-    self.printer = printer
-    self.station = station
-  }
-
-  func handle(_ event: LiveJobEvent) {
+  /// Tells the user (and the station) what the live job reports before the
+  /// recorder takes it: the device's comings and goings; levels and talk
+  /// go to the station, which counts the rest (the recorder reports xruns,
+  /// gaps and tones in its own lines). Control thread.
+  static func show(_ event: LiveJobEvent, printer: RecordPrinter, station: StationReporter?) {
     if let station {
-      // Levels, talk and the device's comings and goings are the job's; the
-      // recorder reports xruns, gaps and tones in its own lines.
       switch event {
       case .meter, .deviceLost, .deviceBack, .connectionsRestored:
         station.take(event, line: LiveEventJSON.line(for: event))
@@ -120,10 +110,5 @@ final class RecordObserver: LiveJobObserver {
       printer.connectionsRestored(time: time, connections)
     default: break
     }
-    feed.handle(event)
   }
-
-  func shouldStop() -> Bool { feed.shouldStop() }
-  func captured(_ block: CaptureRing.Block) { feed.captured(block) }
-  func decoded(throughFrame frame: Int64) { feed.decoded(throughFrame: frame) }
 }

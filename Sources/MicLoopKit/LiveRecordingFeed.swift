@@ -19,15 +19,22 @@ public final class LiveRecordingFeed: LiveJobObserver {
   /// Asked once a control cycle, after the recorder's update: true stops
   /// the job (Ctrl-C, a status line to redraw, hooks to poll).
   private let cycle: () -> Bool
+  /// Shown every event of the job before the recorder takes it (a
+  /// printer of the device's comings and goings, a station).
+  private let watcher: ((LiveJobEvent) -> Void)?
   /// The stream frame the next captured block should begin at.
   private var expectedFrame: Int64?
   private var lostReason = ""
   /// How long the last pause of the process was.
   private var lastPause = 0.0
 
-  public init(recorder: Recorder, processor: LiveProcessor, cycle: @escaping () -> Bool) {
+  public init(
+    recorder: Recorder, processor: LiveProcessor,
+    watcher: ((LiveJobEvent) -> Void)? = nil, cycle: @escaping () -> Bool
+  ) {
     self.recorder = recorder
     self.processor = processor
+    self.watcher = watcher
     self.cycle = cycle
   }
 
@@ -62,6 +69,7 @@ public final class LiveRecordingFeed: LiveJobObserver {
   }
 
   public func handle(_ event: LiveJobEvent) {
+    watcher?(event)
     switch event {
     case .meter(let meter):
       switch meter {
