@@ -110,24 +110,23 @@ private final class RoomObserver: LiveJobObserver {
   func shouldStop() -> Bool { interruptRequested.load(ordering: .relaxed) }
 }
 
-/// Steps the simulated room's devices a control cycle (four periods) at a
-/// time on a thread of its own and, between steps, runs the guard's
-/// learning, which on real devices keeps pace on the control thread.
+/// Steps the simulated room's devices a control cycle at a time
+/// (`SteppedCycles`) on a thread of its own and, between steps, runs the
+/// guard's learning, which on real devices keeps pace on the control thread.
 private final class RoomStepper: @unchecked Sendable {
-  static let periodsPerCycle = 4
   private let stopped = Atomic<Bool>(false)
   private let done = DispatchSemaphore(value: 0)
 
   init(device: SimulatedDevicePair, processor: LiveProcessor) {
     let thread = Thread { [self] in
-      var stepped = 0
+      var cycles = SteppedCycles(device)
       while !stopped.load(ordering: .acquiring) {
-        stepped += Self.periodsPerCycle
-        device.advance(periods: Self.periodsPerCycle)
-        while !device.waitUntilCompleted(stepped, timeout: 0.05) {
-          if stopped.load(ordering: .acquiring) { break }
+        // Short waits, so that a stop is seen while the job has ended.
+        var completed = cycles.step(timeout: 0.05) { processor.learnLoop() }
+        while !completed && !stopped.load(ordering: .acquiring) {
+          completed = device.waitUntilCompleted(cycles.stepped, timeout: 0.05)
+          if completed { processor.learnLoop() }
         }
-        processor.learnLoop()
       }
       done.signal()
     }

@@ -52,13 +52,12 @@ func runClosedLoop(
   } catch {
     fatalError("the simulated unit did not start: \(error)")
   }
-  var stepped = 0
+  var cycles = SteppedCycles(device, periodsPerCycle: Evaluation.periodsPerCycle)
   while room.microphoneFrames < frames {
-    stepped += Evaluation.periodsPerCycle
-    device.advance(periods: Evaluation.periodsPerCycle)
-    device.waitUntilCompleted(stepped)
-    processor.learnLoop()
-    processor.feedbackEvents.drain { events.append(contentsOf: $0) }
+    cycles.step {
+      processor.learnLoop()
+      processor.feedbackEvents.drain { events.append(contentsOf: $0) }
+    }
   }
   unit.stop()
   processor.feedbackEvents.drain { events.append(contentsOf: $0) }

@@ -50,11 +50,13 @@ import Testing
     try unit.initialize()
     try unit.start()
     var events = [HowlGuardEvent]()
-    let periods = (frames + 255) / 256
-    for step in 1...periods {
-      device.advance()
-      #expect(device.waitUntilCompleted(step))
-      if step % 64 == 0 { processor.feedbackEvents.drain { events.append(contentsOf: $0) } }
+    var cycles = SteppedCycles(device, periodsPerCycle: 1)
+    while cycles.stepped < (frames + 255) / 256 {
+      let completed = cycles.step()
+      #expect(completed)
+      if cycles.stepped % 64 == 0 {
+        processor.feedbackEvents.drain { events.append(contentsOf: $0) }
+      }
     }
     unit.stop()
     processor.feedbackEvents.drain { events.append(contentsOf: $0) }

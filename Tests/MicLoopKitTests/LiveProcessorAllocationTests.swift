@@ -154,14 +154,14 @@ import Testing
     let processor = LiveProcessor(settings: settings)
     let (unit, device, client) = try Self.startInRoom(processor, response: response, talker: talker)
     var events = [HowlGuardEvent]()
-    var stepped = 0
     // Four periods per control cycle, as the live session's 20 ms cycle keeps pace.
-    while stepped < 5 * 48_000 / 256 {
-      stepped += 4
-      device.advance(periods: 4)
-      #expect(device.waitUntilCompleted(stepped))
-      processor.learnLoop()
-      processor.feedbackEvents.drain { events.append(contentsOf: $0) }
+    var cycles = SteppedCycles(device)
+    while cycles.stepped < 5 * 48_000 / 256 {
+      let completed = cycles.step {
+        processor.learnLoop()
+        processor.feedbackEvents.drain { events.append(contentsOf: $0) }
+      }
+      #expect(completed)
     }
     let counted = client.allocations.load(ordering: .acquiring)
     unit.stop()
