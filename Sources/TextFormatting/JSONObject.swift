@@ -69,40 +69,33 @@ public struct JSONObject {
   /// An array of numbers with `places` decimals each (`null` for those
   /// not finite).
   public mutating func add(_ name: String, numbers: some Sequence<Double>, places: Int) {
-    key(name)
-    bytes.append(UInt8(ascii: "["))
-    var isFirst = true
-    for value in numbers {
-      if !isFirst { bytes.append(UInt8(ascii: ",")) }
-      isFirst = false
-      DecimalFormatting.appendJSON(value, places: places, to: &bytes)
-    }
-    bytes.append(UInt8(ascii: "]"))
+    addArray(name, numbers) { DecimalFormatting.appendJSON($1, places: places, to: &$0) }
   }
 
   /// An array of strings.
   public mutating func add(_ name: String, strings: some Sequence<String>) {
-    key(name)
-    bytes.append(UInt8(ascii: "["))
-    var isFirst = true
-    for value in strings {
-      if !isFirst { bytes.append(UInt8(ascii: ",")) }
-      isFirst = false
-      JSONText.appendQuoted(value, to: &bytes)
-    }
-    bytes.append(UInt8(ascii: "]"))
+    addArray(name, strings) { JSONText.appendQuoted($1, to: &$0) }
   }
 
   /// An array of objects.
   public mutating func add(_ name: String, objects: some Sequence<JSONObject>) {
+    addArray(name, objects) { bytes, object in
+      bytes.append(contentsOf: object.bytes)
+      bytes.append(UInt8(ascii: "}"))
+    }
+  }
+
+  /// An array of `items`, each written by `write`.
+  private mutating func addArray<Item>(
+    _ name: String, _ items: some Sequence<Item>, _ write: (inout [UInt8], Item) -> Void
+  ) {
     key(name)
     bytes.append(UInt8(ascii: "["))
     var isFirst = true
-    for object in objects {
+    for item in items {
       if !isFirst { bytes.append(UInt8(ascii: ",")) }
       isFirst = false
-      bytes.append(contentsOf: object.bytes)
-      bytes.append(UInt8(ascii: "}"))
+      write(&bytes, item)
     }
     bytes.append(UInt8(ascii: "]"))
   }
