@@ -52,10 +52,10 @@ public final class Recorder {
 
   let ring: LookbackRing
   /// Frames the look-back keeps for the pre-roll, the triggers' delays and
-  /// a pending transmission, and room for what arrives between two
-  /// updates (`RecorderSettings.largestArrival`, grown when more came).
+  /// a pending transmission; the rest of its capacity is room for what
+  /// arrives between two updates (`RecorderSettings.largestArrival`, grown
+  /// when more came).
   let reachFrames: Int
-  var arrivalFrames: Int
   /// Frames appended since the last update.
   var framesSinceUpdate = 0
   var trigger = ActivityTrack()
@@ -218,8 +218,8 @@ public final class Recorder {
       + max(Double(triggerLag), Double(toneLag)) / sampleRate
     let arrival = max(settings.largestArrival, Double(FileRecording.blockFrames) / sampleRate)
     reachFrames = Int((reach * sampleRate).rounded(.up))
-    arrivalFrames = Int((arrival * sampleRate).rounded(.up))
-    ring = LookbackRing(capacity: reachFrames + arrivalFrames, channelCount: channelCount)
+    ring = LookbackRing(
+      capacity: reachFrames + Int((arrival * sampleRate).rounded(.up)), channelCount: channelCount)
 
     try Self.makeDirectory(self.directory)
     store = RecordingStore(directory: self.directory, policy: settings.retention)
@@ -283,11 +283,11 @@ public final class Recorder {
     guard frameCount > 0, !isFinished else { return }
     // More than `largestArrival` between two updates would push out frames
     // not yet decided: the look-back grows to hold them instead.
+    // (At least doubling: a caller that appends many blocks between
+    // updates grows it a few times, not at every block.)
     framesSinceUpdate += frameCount
-    if framesSinceUpdate > arrivalFrames {
-      arrivalFrames = framesSinceUpdate
-      ring.grow(toHold: reachFrames + arrivalFrames)
-    }
+    let needed = reachFrames + framesSinceUpdate
+    if needed > ring.capacity { ring.grow(toHold: max(needed, 2 * ring.capacity)) }
     ring.append(samples, frameCount: frameCount)
     if var level = levelTrigger {
       level.process(samples, frameCount: frameCount) { isStart, frame in

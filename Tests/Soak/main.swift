@@ -70,7 +70,7 @@ if guards { settings.live.feedbackGuard = HowlGuardSettings() }
 settings.duration = Double(hours * 3600)
 settings.tones = LiveToneSettings(plans: [TonePlan.dtmf], repeatWindow: 0)
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-  "micloop-soak-\(getpid())")
+  "micloop-soak-\(getpid())-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
 let recordingPath = directory.appendingPathComponent("day.wav").path
@@ -83,6 +83,7 @@ if records {
   settings = LiveRecordingFeed.jobSettings(
     for: recorderSettings, detection: ToneDetectionSettings(), duration: settings.duration,
     recovery: DeviceRecovery(), captureBuffer: settings.live.recordingBuffer, showsLevels: true)
+  if guards { settings.live.feedbackGuard = HowlGuardSettings() }
   try Data(repeating: 0, count: 4096).write(to: URL(fileURLWithPath: foreignPath))
 } else {
   settings.recordingPath = recordingPath
