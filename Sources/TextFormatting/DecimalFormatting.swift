@@ -58,9 +58,7 @@ public enum DecimalFormatting {
   /// Appends `value` as `json` writes it to `bytes`.
   public static func appendJSON(_ value: Double?, places: Int, to bytes: inout [UInt8]) {
     guard let value, value.isFinite else {
-      bytes.append(contentsOf: [
-        UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l"),
-      ])
+      bytes.append(contentsOf: "null".utf8)
       return
     }
     guard let (units, isNegative) = scaled(value, places: places) else {

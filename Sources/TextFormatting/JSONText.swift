@@ -6,11 +6,7 @@ public enum JSONText {
   /// characters escaped.
   public static func quoted(_ text: String) -> String {
     // Names and symbols need no escapes: copied as they are.
-    if !text.utf8.contains(where: {
-      $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\")
-    }) {
-      return "\"" + text + "\""
-    }
+    if !needsEscapes(text) { return "\"" + text + "\"" }
     var result = "\""
     result.reserveCapacity(text.utf8.count + 8)
     for scalar in text.unicodeScalars {
@@ -32,15 +28,18 @@ public enum JSONText {
   /// Appends `text` as a JSON string literal (as `quoted` writes it) to
   /// `bytes`.
   public static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
-    let utf8 = text.utf8
-    if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
-    {
-      bytes.append(UInt8(ascii: "\""))
-      bytes.append(contentsOf: utf8)
-      bytes.append(UInt8(ascii: "\""))
-    } else {
+    if needsEscapes(text) {
       bytes.append(contentsOf: quoted(text).utf8)
+    } else {
+      bytes.append(UInt8(ascii: "\""))
+      bytes.append(contentsOf: text.utf8)
+      bytes.append(UInt8(ascii: "\""))
     }
+  }
+
+  /// Whether `text` holds a quote, a backslash or a control character.
+  private static func needsEscapes(_ text: String) -> Bool {
+    text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
   }
 
   /// A JSON array of already-rendered values.
