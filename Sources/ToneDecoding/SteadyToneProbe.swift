@@ -100,8 +100,8 @@ struct SteadyToneProbe {
     self.step = step
     let length = max(windowLength + 3 * step, Int((seconds * rate).rounded()))
     past = [Float](repeating: 0, count: length)
-    window = Self.hann(windowLength)
-    longWindow = Self.hann(min(length, 3 * windowLength))
+    window = HannWindow.values(length: windowLength)
+    longWindow = HannWindow.values(length: min(length, 3 * windowLength))
     windows = (length - windowLength) / step + 1
   }
 
@@ -244,8 +244,6 @@ struct SteadyToneProbe {
 
   /// Seconds from the end of the long window to its centre.
   var soundingLag: Double { Double(longWindow.count) / 2 / rate }
-
-  private static func hann(_ length: Int) -> [Double] { HannWindow.values(length: length) }
 
   /// Half a window, in seconds.
   private var half: Double { Double(windowLength) / 2 / rate }

@@ -6,15 +6,7 @@ public enum SystemLibrary {
   /// The path of the library file `name` (as `libjack.so.0`), or `nil`
   /// when the linker's cache has none.
   public static func path(of name: String) -> String? {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/sbin/ldconfig")
-    process.arguments = ["-p"]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return nil }
-    let listing = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
+    guard let listing = try? TestFiles.output(of: ["/sbin/ldconfig", "-p"]) else { return nil }
     // Lines read "\tlibjack.so.0 (libc6,x86-64) => /usr/lib/…/libjack.so.0".
     for line in listing.split(separator: "\n") {
       let parts = line.split(separator: "=>", maxSplits: 1)

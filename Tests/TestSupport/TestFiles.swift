@@ -12,7 +12,11 @@ public struct TestFiles {
 
   /// Runs a program and returns its standard output and error together.
   @discardableResult
-  public func run(_ arguments: [String]) throws -> String {
+  public func run(_ arguments: [String]) throws -> String { try Self.output(of: arguments) }
+
+  /// Runs a program (found on the PATH, or by its path) and returns its
+  /// standard output and error together.
+  public static func output(of arguments: [String]) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = arguments
