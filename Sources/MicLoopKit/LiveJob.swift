@@ -229,8 +229,8 @@ public final class LiveJob<Backend: DuplexBackend> {
       return recording?.failure != nil || observer.shouldStop()
     }
     handlers.onEvent = { observer.handle(.meter($0)) }
-    // Stream frames the decoder has heard (its analysis ring drops none
-    // unless the control thread falls seconds behind).
+    // Stream frames the decoder has heard (frames its analysis ring
+    // dropped, if the control thread fell seconds behind, come as silence).
     var decodedFrames = Int64(processor.framesProcessed.load(ordering: .acquiring))
     handlers.onInput = { [decoder, tones] samples in
       decoder?.process(samples) { event in

@@ -20,6 +20,9 @@ import SignalDSP
 /// handler included; the audio thread only fills the processor's rings and
 /// counters. Control thread only.
 public final class LiveSession<Backend: DuplexBackend> {
+  /// Frames of silence handed to the analysers at a time in place of
+  /// frames their ring dropped.
+  static var silenceBlock: Int { 4096 }
   public typealias Unit = DuplexUnit<Backend, LiveProcessor>
 
   /// How a session ended.
@@ -165,6 +168,16 @@ public final class LiveSession<Backend: DuplexBackend> {
     var hasAudio = false
 
     var analysed = alreadyProcessed
+    // Frames the analysis ring dropped reach the analysers as silence, so
+    // their time stays the stream's.
+    var silencedDrops = processor.analysis?.dropped.load(ordering: .relaxed) ?? 0
+    var silence = [Float]()
+    func analyse(_ samples: UnsafeBufferPointer<Float>) {
+      var count = samples.count
+      if let frameLimit { count = Int(max(0, min(Int64(count), frameLimit - analysed))) }
+      analysed += Int64(count)
+      if count > 0 { handlers.onInput(UnsafeBufferPointer(rebasing: samples[..<count])) }
+    }
     // Whatever a ring holds was captured by this session: its first audio.
     func arrived() {
       guard !hasAudio else { return }
@@ -181,12 +194,22 @@ public final class LiveSession<Backend: DuplexBackend> {
         for event in events { handlers.onFeedback(event) }
       }
       if processor.settings.learnsOnSessionCycle { processor.learnLoop() }
-      processor.analysis?.drain { samples in
-        arrived()
-        var count = samples.count
-        if let frameLimit { count = Int(max(0, min(Int64(count), frameLimit - analysed))) }
-        analysed += Int64(count)
-        if count > 0 { handlers.onInput(UnsafeBufferPointer(rebasing: samples[..<count])) }
+      if let analysis = processor.analysis {
+        analysis.drain { samples in
+          arrived()
+          analyse(samples)
+        }
+        let dropped = analysis.dropped.load(ordering: .relaxed)
+        if dropped > silencedDrops {
+          if silence.isEmpty { silence = [Float](repeating: 0, count: Self.silenceBlock) }
+          var left = dropped - silencedDrops
+          silencedDrops = dropped
+          while left > 0 {
+            let count = min(left, silence.count)
+            silence.withUnsafeBufferPointer { analyse(UnsafeBufferPointer(rebasing: $0[..<count])) }
+            left -= count
+          }
+        }
       }
       processor.recording?.drain { block in
         arrived()

@@ -14,7 +14,9 @@ extension Recorder {
   public func update() {
     guard !isFinished else { return }
     framesSinceUpdate = 0
-    advance(to: horizon)
+    let decidable = horizon
+    if decidable >= ring.endFrame - Int64(reachFrames) { isBacklogReported = false }
+    advance(to: decidable)
     writeDecided()
     publishClosed(all: false)
     maintain()
@@ -25,6 +27,46 @@ extension Recorder {
     var limit = min(ring.endFrame, detected - triggerLag)
     if gate != nil || calls != nil { limit = min(limit, decoded - toneLag) }
     return limit
+  }
+
+  /// The oldest frame a decision may still need from the look-back: the
+  /// open file's next frame, a pending transmission's pre-roll, or the
+  /// pre-roll of one starting at the cursor.
+  var firstUndecidedFrame: Int64 {
+    var first = cursor
+    if let transmission = current {
+      first = min(first, transmission.isConfirmed ? transmission.written : transmission.start)
+    }
+    return max(spanEnd, first - preRoll)
+  }
+
+  /// Makes room in the look-back when a trigger has fallen more than
+  /// `backlogLimit` behind the audio (its reports stopped, or its
+  /// analysis dropped frames): decides what the triggers allow and, when
+  /// that is not enough, decides the frames before `frame` without the
+  /// late reports, which is reported once per episode.
+  func catchUp(before frame: Int64) {
+    advance(to: horizon)
+    writeDecided()
+    // Only what was heard a look-back's reach ago: the newest frames wait
+    // for the triggers' usual delay (a long stretch appended at once, with
+    // the triggers keeping up, is decided as usual).
+    let target = min(frame, ring.endFrame - Int64(reachFrames))
+    guard firstUndecidedFrame < target else { return }
+    if !isBacklogReported {
+      isBacklogReported = true
+      let behind = Self.seconds(ring.endFrame - min(cursor, horizon), sampleRate)
+      emit(
+        .problem(
+          RecorderProblem(
+            cause:
+              "the triggers fell \(behind) s behind the audio at \(Self.seconds(cursor, sampleRate)) s",
+            meanwhile:
+              "What they had not reported by then is decided without them, so no audio waits unbounded in memory"
+          )))
+    }
+    advance(to: target)
+    writeDecided()
   }
 
   func isActive(at frame: Int64) -> Bool {

@@ -58,6 +58,11 @@ public final class Recorder {
   let reachFrames: Int
   /// Frames appended since the last update.
   var framesSinceUpdate = 0
+  /// Frames of undecided audio the look-back holds at most while a
+  /// trigger lags (`RecorderSettings.largestBacklog`).
+  let backlogLimit: Int64
+  /// Whether the current episode of a lagging trigger was reported.
+  var isBacklogReported = false
   var trigger = ActivityTrack()
   var gate: ActivityTrack?
   var calls: ActivityTrack?
@@ -218,6 +223,8 @@ public final class Recorder {
       + max(Double(triggerLag), Double(toneLag)) / sampleRate
     let arrival = max(settings.largestArrival, Double(FileRecording.blockFrames) / sampleRate)
     reachFrames = Int((reach * sampleRate).rounded(.up))
+    backlogLimit = max(
+      Int64(reachFrames) * 2, frames(max(settings.largestBacklog, settings.largestArrival)))
     ring = LookbackRing(
       capacity: reachFrames + Int((arrival * sampleRate).rounded(.up)), channelCount: channelCount)
 
@@ -281,12 +288,15 @@ public final class Recorder {
   /// The next captured frames, interleaved.
   public func append(_ samples: UnsafePointer<Float>, frameCount: Int) {
     guard frameCount > 0, !isFinished else { return }
-    // More than `largestArrival` between two updates would push out frames
-    // not yet decided: the look-back grows to hold them instead.
-    // (At least doubling: a caller that appends many blocks between
-    // updates grows it a few times, not at every block.)
     framesSinceUpdate += frameCount
-    let needed = reachFrames + framesSinceUpdate
+    let newEnd = ring.endFrame + Int64(frameCount)
+    if newEnd - firstUndecidedFrame > backlogLimit { catchUp(before: newEnd - backlogLimit) }
+    // More than `largestArrival` between two updates, or a trigger further
+    // behind than its delay, would push out frames not yet decided: the
+    // look-back grows to hold them instead. (At least doubling: a caller
+    // that appends many blocks between updates grows it a few times, not
+    // at every block.)
+    let needed = max(reachFrames + framesSinceUpdate, Int(newEnd - firstUndecidedFrame))
     if needed > ring.capacity { ring.grow(toHold: max(needed, 2 * ring.capacity)) }
     ring.append(samples, frameCount: frameCount)
     if var level = levelTrigger {

@@ -104,6 +104,12 @@ public struct RecorderSettings: Sendable {
   /// look-back is sized for it at the start; more than this grows it then
   /// (nothing is lost, but the growth allocates).
   public var largestArrival = 1.0
+  /// The most seconds of audio the look-back keeps undecided while a
+  /// trigger reports later than its delay (a decoder whose analysis
+  /// dropped frames, a caller that stopped reporting): it grows to hold
+  /// that much, and past it the oldest frames are decided without the
+  /// late reports (reported as a problem) rather than held without bound.
+  public var largestBacklog = 60.0
 
   public init() {}
 

@@ -42,6 +42,8 @@ import TonePlans
     func captured(_ block: CaptureRing.Block) {
       blocks.append((block.streamFrame, block.samples[0], block.frameCount))
     }
+    var decodedThrough: Int64 = 0
+    func decoded(throughFrame frame: Int64) { decodedThrough = frame }
     var summaries: Int {
       events.filter {
         if case .meter(.summary) = $0.event { return true } else { return false }
@@ -246,6 +248,24 @@ import TonePlans
     }
     #expect(job.tones?.toneCount == 3)
     #expect(outcome.undecodedFrames == 0)
+  }
+
+  /// Frames the analysis ring had to drop (a control thread far behind)
+  /// reach the decoder as silence: what it has heard stays the stream, so
+  /// a recorder waiting for it is not left behind for good.
+  @Test func droppedAnalysisFramesKeepTheDecoderOnTheStream() throws {
+    let device = SimulatedDevicePair(periodFrames: Self.period, clock: .freeRunning)
+    var settings = LiveJobSettings()
+    settings.duration = 1
+    settings.tones = LiveToneSettings(plans: [.dtmf])
+    settings.live.meter = nil
+    // A ring of 4 ms: a free-running device overfills it between two cycles.
+    settings.live.recordingBuffer = 0.004
+    let job = try LiveJob(configuration: Self.configuration(), settings: settings) { device }
+    let observer = Recorder { _ in false }
+    let outcome = try job.run(observer: observer)
+    try #require(outcome.undecodedFrames > 0)
+    #expect(observer.decodedThrough == Int64(Self.rate))
   }
 
   /// The captured audio reaches the observer in order, each block at the
