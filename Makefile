@@ -123,9 +123,11 @@ real-talk-eval: build
 real-talkoff-eval: build
 	$(PYTHON) Scripts/real_talkoff_eval.py --micloop $(RELEASE_BIN) $(REAL_EVAL)
 
-## real-keys-eval: 400 DTMF keys under recorded speech and under music through G.711, beside multimon-ng and spandsp
+## real-keys-eval: 400 DTMF keys under recorded speech and under music through G.711, beside multimon-ng and spandsp;
+## then the same with the speech and music 4-10 dB under the keys (--loud)
 real-keys-eval: build
 	$(PYTHON) Scripts/real_keys_eval.py --micloop $(RELEASE_BIN) $(REAL_KEYS_EVAL)
+	$(PYTHON) Scripts/real_keys_eval.py --micloop $(RELEASE_BIN) --loud $(REAL_KEYS_EVAL)
 
 ## record-eval: record --input on recorded prompts joined by pauses either side of the hang, in white noise at 30, 20
 ## and 10 dB SNR; fails when an onset falls outside every file, or at 20 dB or more a transmission is not one file

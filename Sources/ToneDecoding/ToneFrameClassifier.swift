@@ -530,7 +530,7 @@ final class ToneFrameClassifier {
     let isDentedOnly =
       run.share < runShare && !DualToneRunRule.SteadyKey.holds(run, errors: errors)
     return isDentedOnly
-      ? DualToneRunRule.DentedKey.showsNoVoice(evidence())
+      ? DualToneRunRule.DentedKey.showsNoVoice(evidence(), run: run, errors: errors)
       : DualToneRunRule.VoiceSpan.holds(run, errors: errors, evidence: evidence())
   }
 

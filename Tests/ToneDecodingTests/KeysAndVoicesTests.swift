@@ -33,13 +33,16 @@ import TonePlans
   /// it is a key all the same; gliding ±1 % (a voice's pair) it is not. A
   /// third tone at 0.9 leaves it about 0.71, under `LockedKey.share`: still
   /// a key held this steadily (`DentedKey`), since nothing under it is a
-  /// voice; at 1.2 (a share of about 0.58) no key.
+  /// voice, and so at 1.2 (a share of about 0.58); at 1.6 (about 0.44,
+  /// under `DentedKey.share`) no key.
   @Test func aKeyLockedOnItsTonesKeepsAShareTakenByWhatIsUnderIt() throws {
     #expect(try Self.key(third: 0.7, glide: 0) == "5")
     #expect(try Self.key(third: 0.7, glide: 0.01) == "")
     #expect(try Self.key(third: 0.9, glide: 0) == "5")
     #expect(try Self.key(third: 0.9, glide: 0.01) == "")
-    #expect(try Self.key(third: 1.2, glide: 0) == "")
+    #expect(try Self.key(third: 1.2, glide: 0) == "5")
+    #expect(try Self.key(third: 1.2, glide: 0.01) == "")
+    #expect(try Self.key(third: 1.6, glide: 0) == "")
   }
 
   /// A sung /a/ (formants at 700 and 1220 Hz) on 174.25 Hz, whose 4th and
