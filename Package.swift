@@ -46,7 +46,7 @@ let package = Package(
     // The howl guard: detection, notches, ring-out and learned plans, the loop learner.
     .target(name: "FeedbackControl", dependencies: ["SignalDSP"]),
     .target(name: "Metering", dependencies: ["SignalDSP"]),
-    .target(name: "TonePlans"),
+    .target(name: "TonePlans", dependencies: ["TextFormatting"]),
     .target(name: "ToneDecoding", dependencies: ["SignalDSP", "TonePlans", "CFFTW"]),
     .target(name: "AudioFiles", dependencies: ["CSndFile"]),
     // The triggered recorder: transmissions to files, an index, retention.

@@ -6,38 +6,9 @@ import TonePlans
 public enum ToneEventFormat {
   /// One JSON object (without the newline).
   public static func json(_ event: ToneDecoderEvent) -> String {
-    switch event {
-    case .tone(let tone): return json(tone, event: "tone")
-    case .toneStart(let tone): return json(tone, event: "tone_start")
-    case .sequence(let sequence):
-      var object = JSONObject(event: "sequence", capacity: 160)
-      object.add("time", seconds: sequence.time)
-      object.add("duration", seconds: sequence.duration)
-      object.add("plan", sequence.plan)
-      object.add("text", sequence.text)
-      object.add("symbols", sequence.symbols)
-      if let call = sequence.call { object.add("call", call) }
-      return object.finished
-    case .page(let page):
-      var object = JSONObject(event: "page", capacity: 160)
-      object.add("time", seconds: page.time)
-      object.add("duration", seconds: page.duration)
-      object.add("plan", page.plan)
-      object.add("frequencies", numbers: page.frequencies, places: 1)
-      object.add("group", page.isGroupCall)
-      return object.finished
-    }
-  }
-
-  private static func json(_ tone: DecodedTone, event: String) -> String {
-    var object = JSONObject(event: event, capacity: 192)
-    object.add("time", seconds: tone.time)
-    object.add("duration", seconds: tone.duration)
-    object.add("plan", tone.plan)
-    object.add("symbol", String(tone.symbol))
-    object.add("frequencies", numbers: tone.frequencies, places: 1)
-    object.add("level_dbfs", tone.levels.max(), places: 1)
-    object.add("levels_dbfs", numbers: tone.levels, places: 1)
+    var object = JSONObject(capacity: 192)
+    let span = event.span
+    event.writeJSON(into: &object, time: span.time, duration: span.duration)
     return object.finished
   }
 

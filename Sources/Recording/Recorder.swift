@@ -346,12 +346,7 @@ public final class Recorder {
   /// A decoded tone, call or page (stream time): a tag, and maybe a call
   /// that starts a recording or the sub-tone that gates one.
   public func tone(_ event: ToneDecoderEvent) {
-    let (time, duration): (Double, Double) =
-      switch event {
-      case .tone(let tone), .toneStart(let tone): (tone.time, tone.duration)
-      case .sequence(let sequence): (sequence.time, sequence.duration)
-      case .page(let page): (page.time, page.duration)
-      }
+    let (time, duration) = event.span
     let tag = RecordingTag(
       event: event, startFrame: timeline(time), endFrame: timeline(time + duration))
     tags.append(tag)

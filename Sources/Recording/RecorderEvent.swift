@@ -16,26 +16,13 @@ public struct RecordingTag: Sendable, Equatable {
     return object.finished
   }
 
-  /// Adds the tag's members to `object`.
+  /// Adds the tag's members to `object`: the decoded event as
+  /// `tones --json` writes it (`ToneDecoderEvent.writeJSON`), placed on the
+  /// timeline, and its `offset` into the file from `fileStart` when given.
   func write(into object: inout JSONObject, sampleRate: Double, fileStart: Int64?) {
-    switch event {
-    case .tone(let tone), .toneStart(let tone):
-      object.add("kind", "tone")
-      object.add("plan", tone.plan)
-      object.add("symbol", String(tone.symbol))
-      object.add("frequencies", numbers: tone.frequencies, places: 1)
-    case .sequence(let sequence):
-      object.add("kind", sequence.kind == .alarm ? "signal" : "call")
-      object.add("plan", sequence.plan)
-      object.add("text", sequence.text)
-      if let call = sequence.call { object.add("call", call) }
-    case .page(let page):
-      object.add("kind", page.isGroupCall ? "group_page" : "page")
-      object.add("plan", page.plan)
-      object.add("frequencies", numbers: page.frequencies, places: 1)
-    }
-    object.add("time", Double(startFrame) / sampleRate, places: 3)
-    object.add("duration", Double(endFrame - startFrame) / sampleRate, places: 3)
+    event.writeJSON(
+      into: &object, time: Double(startFrame) / sampleRate,
+      duration: Double(endFrame - startFrame) / sampleRate)
     if let fileStart {
       object.add("offset", Double(startFrame - fileStart) / sampleRate, places: 3)
     }
@@ -215,7 +202,6 @@ extension RecorderEvent {
         object.add("lost_frames", json: "null")
       }
     case .tone(let tag):
-      object.add("event", "tone")
       tag.write(into: &object, sampleRate: sampleRate, fileStart: nil)
     case .deleted(let name, let bytes, let reason):
       object.add("event", "deleted")

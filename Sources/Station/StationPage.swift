@@ -106,7 +106,7 @@ enum StationPage {
     function recording(e) {
       if (!e.file || shown.has(e.file)) return;
       shown.add(e.file);
-      const tags = (e.tags || []).map((t) => esc(t.plan + " " + (t.symbol || t.text || t.kind))).join(", ");
+      const tags = (e.tags || []).map((t) => esc(t.plan + " " + (t.symbol || t.text || (t.group ? "group page" : t.event)))).join(", ");
       add("recordings", '<span class="t">' + esc(e.start || "") + '</span><b>' + esc(e.file) + '</b> ' + (e.duration || 0).toFixed(2) + ' s, ' + esc(e.trigger || "") +
         (tags ? ' [' + tags + ']' : '') + '<div class="fields">part ' + esc(e.part) + ', ending ' + esc(e.ending) + (e.xruns && e.xruns.length ? ', xruns at ' + e.xruns.join(", ") : '') + '</div>' +
         '<audio controls preload="none" src="' + esc(recordingURL(e.file)) + '"></audio>');

@@ -387,8 +387,10 @@ import Testing
     #expect(!tags.isEmpty, "\(recording)")
     if plan.hasPrefix("twotone:") {
       // Tagged with the page itself, from its first tone.
-      let kind = name == "group" ? "group_page" : "page"
-      let page = tags.first { $0["kind"] as? String == kind && $0["plan"] as? String == startOn }
+      let page = tags.first {
+        $0["event"] as? String == "page" && $0["plan"] as? String == startOn
+          && $0["group"] as? Bool == (name == "group")
+      }
       let offset = try #require(page?["offset"] as? Double, "\(tags)")
       #expect(abs(offset - Double(call - start) / 16_000) < 0.1, "\(tags)")
     }

@@ -1,4 +1,5 @@
 import Testing
+import TonePlans
 
 @testable import Recording
 
@@ -31,6 +32,34 @@ import Testing
           startFrame: 172_800, frames: 48_000, reason: .writeFailed,
           detail: "No space left on device"))
         == #"{"event":"gap","time":3.600,"start_frame":172800,"frames":48000,"duration":1.000,"start":"2026-01-01T00:00:03.600Z","reason":"write_failed","detail":"No space left on device"}"#
+    )
+  }
+
+  /// A decoded tone, call or page is the line `tones --json` prints for
+  /// it, placed on the timeline; in a recording's tags with its `offset`
+  /// into the file.
+  @Test func decodedEvents() {
+    let key = DecodedTone(
+      plan: "dtmf", kind: .dualTone, time: 2.01, duration: 0.07, symbol: "5",
+      frequencies: [770.21, 1335.94], levels: [-13.04, -14.2])
+    #expect(
+      line(.tone(RecordingTag(event: .tone(key), startFrame: 96_480, endFrame: 99_840)))
+        == #"{"event":"tone","time":2.010,"duration":0.070,"plan":"dtmf","symbol":"5","frequencies":[770.2,1335.9],"level_dbfs":-13.0,"levels_dbfs":[-13.0,-14.2]}"#
+    )
+    let call = DecodedSequence(
+      plan: "zvei1", kind: .sequential, time: 4, duration: 0.35, text: "12335",
+      symbols: "123E5")
+    #expect(
+      line(.tone(RecordingTag(event: .sequence(call), startFrame: 192_000, endFrame: 208_800)))
+        == #"{"event":"sequence","time":4.000,"duration":0.350,"plan":"zvei1","text":"12335","symbols":"123E5"}"#
+    )
+    let page = DecodedPage(
+      plan: "twotone:1000,1200", time: 1, duration: 4, frequencies: [1000.04, 1199.96],
+      isGroupCall: true)
+    let tag = RecordingTag(event: .page(page), startFrame: 48_000, endFrame: 240_000)
+    #expect(
+      tag.json(sampleRate: Self.rate, fileStart: 24_000)
+        == #"{"event":"page","time":1.000,"duration":4.000,"plan":"twotone:1000,1200","frequencies":[1000.0,1200.0],"group":true,"offset":0.500}"#
     )
   }
 
