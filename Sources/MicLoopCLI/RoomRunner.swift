@@ -5,7 +5,6 @@ import DuplexIOTesting
 import Foundation
 import MicLoopKit
 import SignalDSP
-import Synchronization
 import TextFormatting
 
 /// Runs the live loopback job in a simulated room instead of on devices
@@ -25,15 +24,8 @@ enum RoomRunner {
     configuration.settlingTime = 0
     configuration.alsa.usesRealtimePriority = false
     let seconds = duration ?? max(Double(talker.count) / Double(response.rate), 0.001)
-    var settings = settings
-    // The simulated devices run far ahead of the control thread: the
-    // rings hold the whole job.
-    settings.recordingBuffer = seconds + 1
     SignalTrap.install()
     let room = SimulatedRoom(impulseResponse: response.samples, talker: talker)
-    // Stepped a control cycle at a time, with the guard's learning between
-    // steps, as fast as the processor allows.
-    settings.learnsOnSessionCycle = false
     let device = SimulatedDevicePair(
       periodFrames: configuration.periodFrames, clock: .handStepped, format: .float, room: room)
     var jobSettings = LiveJobSettings()
@@ -49,6 +41,9 @@ enum RoomRunner {
           "the --ring-out response is \(planRate) Hz but the room \(roomPath) is \(roomRate) Hz; measure the loop in that room (micloop latency --room \(roomPath) --save-ir FILE)"
       )
     } catch { throw CommandFailure(message: error.commandLineMessage) }
+    // Stepped a control cycle at a time, as fast as the processor allows:
+    // each cycle's work (the rings drained, the loop learned) keeps pace.
+    job.cycleClock = SteppedCycles(device)
     let printer = LivePrinter(json: json)
     if let granted = job.granted {
       printer.start(granted, capture: "simulated room \(roomPath)", playback: "its speaker")
@@ -56,8 +51,6 @@ enum RoomRunner {
     let observer = RoomObserver(printer: printer, showsMeter: showsMeter)
     let outcome: LiveJob<SimulatedDevicePair>.Outcome
     do {
-      let stepper = RoomStepper(device: device, processor: job.processor)
-      defer { stepper.stop() }
       outcome = try job.run(observer: observer)
     } catch { throw CommandFailure(message: error.commandLineMessage) }
     let notches = observer.notches
@@ -108,34 +101,4 @@ private final class RoomObserver: LiveJobObserver {
   }
 
   func shouldStop() -> Bool { interruptRequested.load(ordering: .relaxed) }
-}
-
-/// Steps the simulated room's devices a control cycle at a time
-/// (`SteppedCycles`) on a thread of its own and, between steps, runs the
-/// guard's learning, which on real devices keeps pace on the control thread.
-private final class RoomStepper: @unchecked Sendable {
-  private let stopped = Atomic<Bool>(false)
-  private let done = DispatchSemaphore(value: 0)
-
-  init(device: SimulatedDevicePair, processor: LiveProcessor) {
-    let thread = Thread { [self] in
-      var cycles = SteppedCycles(device)
-      while !stopped.load(ordering: .acquiring) {
-        // Short waits, so that a stop is seen while the job has ended.
-        var completed = cycles.step(timeout: 0.05) { processor.learnLoop() }
-        while !completed && !stopped.load(ordering: .acquiring) {
-          completed = device.waitUntilCompleted(cycles.stepped, timeout: 0.05)
-          if completed { processor.learnLoop() }
-        }
-      }
-      done.signal()
-    }
-    thread.start()
-  }
-
-  /// Stops stepping and waits for the thread to end.
-  func stop() {
-    stopped.store(true, ordering: .releasing)
-    done.wait()
-  }
 }

@@ -136,6 +136,10 @@ public final class LiveJob<Backend: DuplexBackend> {
   /// Tones reported and their tallies (when decoding tones).
   public let tones: ToneTally?
   private let makeBackend: () throws(DuplexError) -> Backend
+  /// What paces the job's control cycles (`LiveSession.cycleClock`),
+  /// carried from each session to the next: real time, or a simulated
+  /// device stepped as fast as the processor allows.
+  public var cycleClock: any ControlCycleClock = RealTimeCycles()
   private var session: LiveSession<Backend>
   /// Sessions of devices that were lost: kept, never torn down, since a
   /// driver that hung may never return from closing.
@@ -282,6 +286,8 @@ public final class LiveJob<Backend: DuplexBackend> {
     var outcome: LiveSession<Backend>.Outcome
     while true {
       do {
+        session.cycleClock = cycleClock
+        defer { cycleClock = session.cycleClock }
         outcome = try session.run(
           duration: settings.duration, endsJob: !reconnects, handlers: handlers)
       } catch { throw .device(error) }

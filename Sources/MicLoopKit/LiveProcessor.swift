@@ -118,10 +118,6 @@ public struct LiveSettings: Sendable {
   /// and hears while the guard is idle) and set notches ahead from that
   /// (`LoopLearner`, `LearnedLoop`; the control thread calls `learnLoop`).
   public var feedbackLearning = true
-  /// Whether the live session's control cycle runs the learning
-  /// (`LiveProcessor.learnLoop`); a caller that steps simulated devices
-  /// runs it between steps itself, so that it keeps pace with them.
-  public var learnsOnSessionCycle = true
   /// Gain changes at given stream times, applied on the audio thread at the
   /// start of the period that holds each time (a key press or mute
   /// overrides the gain until the next change).

@@ -87,6 +87,10 @@ public final class LiveSession<Backend: DuplexBackend> {
   /// The same before the first audio of the session: a sound server may
   /// take seconds to start a stream.
   public var startLimit = StallWatch.defaultStartLimit
+  /// What paces the control cycles: real time, or a simulated device
+  /// stepped a cycle at a time (`SteppedCycles`), where every cycle's
+  /// work (rings drained, the loop learned) keeps pace with the device.
+  public var cycleClock: any ControlCycleClock = RealTimeCycles()
 
   /// Opens and configures the devices and prepares the processor for what
   /// they granted (nothing runs yet).
@@ -193,7 +197,7 @@ public final class LiveSession<Backend: DuplexBackend> {
       processor.feedbackEvents.drain { events in
         for event in events { handlers.onFeedback(event) }
       }
-      if processor.settings.learnsOnSessionCycle { processor.learnLoop() }
+      processor.learnLoop()
       if let analysis = processor.analysis {
         analysis.drain { samples in
           arrived()
@@ -230,7 +234,7 @@ public final class LiveSession<Backend: DuplexBackend> {
       flowingFrames: Int64(StallWatch.flowingTime * rate))
     var stalled = false
     while true {
-      let ended = unit.waitUntilStopped(timeout: 0.02)
+      let ended = cycleClock.nextCycle { unit.waitUntilStopped(timeout: $0) }
       drain()
       let frames = processor.framesProcessed.load(ordering: .acquiring)
       let time = Double(frames) / rate
