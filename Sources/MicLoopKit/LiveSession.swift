@@ -1,4 +1,3 @@
-import AudioFiles
 import DuplexIO
 import FeedbackControl
 import Metering
@@ -29,9 +28,6 @@ public final class LiveSession<Backend: DuplexBackend> {
   public struct Outcome: Sendable {
     /// Seconds of input processed (by the job so far, across sessions).
     public var duration: Double
-    /// Frames written to the recording (`run(duration:recorder:…)` only:
-    /// by this session and those it continues).
-    public var recordedFrames: Int64
     /// Frames the recording lost because the disk could not keep up.
     public var droppedRecordingFrames: Int
     /// Capture overruns and playback underruns.
@@ -43,9 +39,6 @@ public final class LiveSession<Backend: DuplexBackend> {
     public var wasStoppedByCaller: Bool
     /// The device error that ended the session, if any.
     public var failure: DuplexError?
-    /// A recording error that ended the job, if any
-    /// (`run(duration:recorder:…)` only).
-    public var recordingFailure: AudioFileError?
     /// When frames last arrived, in `MonotonicClock.seconds`.
     public var lastProgress: Double
   }
@@ -111,46 +104,6 @@ public final class LiveSession<Backend: DuplexBackend> {
     self.processor = processor
     unit = DuplexUnit(configuration: configuration, backend: backend, client: processor)
     try unit.initialize()
-  }
-
-  /// Runs until `shouldStop` returns true, `duration` seconds of input, or
-  /// a device failure, writing the captured input to `recorder`. `onEvent`
-  /// gets meter events, `onInput` the mono input (when analysing),
-  /// `onXrun` xruns with the frames lost (0 when the backend cannot tell),
-  /// `onPause` the stream time and length of a pause of the whole process
-  /// (Ctrl-Z), `onFeedback` what the howl guard did; `shouldStop` is asked
-  /// every cycle (read keys and redraw there). With `endsJob` false (a
-  /// device lost that may come back) the meter's totals are not emitted
-  /// and the recording is left open for the next session.
-  public func run(
-    duration: Double?, recorder: AudioFileWriter?, endsJob: Bool = true,
-    shouldStop: @escaping () -> Bool,
-    onEvent: @escaping (MeterEvent) -> Void,
-    onInput: @escaping (UnsafeBufferPointer<Float>) -> Void = { _ in },
-    onXrun: @escaping (Bus, Double, Int) -> Void = { _, _, _ in },
-    onPause: @escaping (Double, Double) -> Void = { _, _ in },
-    onFeedback: @escaping (HowlGuardEvent) -> Void = { _ in }
-  ) throws(DuplexError) -> Outcome {
-    let sink = recorder.map {
-      RecordingSink(
-        $0, recordedFrames: Int64(processor.framesProcessed.load(ordering: .acquiring)))
-    }
-    var handlers = Handlers()
-    handlers.shouldStop = { sink?.failure != nil || shouldStop() }
-    handlers.onEvent = onEvent
-    handlers.onInput = onInput
-    handlers.onCaptured = { block in sink?.write(block) }
-    handlers.onXrun = onXrun
-    handlers.onPause = onPause
-    handlers.onFeedback = onFeedback
-    var outcome = try run(duration: duration, endsJob: endsJob, handlers: handlers)
-    if let sink {
-      outcome.recordedFrames = sink.recordedFrames
-      outcome.recordingFailure = sink.failure
-      if sink.failure != nil { outcome.wasStoppedByCaller = false }
-      if endsJob || outcome.failure == nil { sink.close() }
-    }
-    return outcome
   }
 
   /// Runs until `handlers.shouldStop` returns true, `duration` seconds of
@@ -278,14 +231,13 @@ public final class LiveSession<Backend: DuplexBackend> {
     }
     return Outcome(
       duration: Double(processor.framesProcessed.load(ordering: .acquiring)) / rate,
-      recordedFrames: 0,
       droppedRecordingFrames: processor.recording?.droppedFrames.load(ordering: .relaxed) ?? 0,
       overruns: unit.statistics.overruns.load(ordering: .relaxed),
       underruns: unit.statistics.underruns.load(ordering: .relaxed),
       lostFrames: unit.statistics.lostFrames.load(ordering: .relaxed),
       wasStoppedByCaller: stoppedByCaller,
       failure: failure,
-      recordingFailure: nil, lastProgress: stall.lastChange)
+      lastProgress: stall.lastChange)
   }
 }
 

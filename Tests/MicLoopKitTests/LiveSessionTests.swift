@@ -21,7 +21,7 @@ import Testing
     session.stallLimit = 0.2
     session.startLimit = 0.3
     let outcome = try session.run(
-      duration: 60, recorder: nil, shouldStop: { false }, onEvent: { _ in })
+      duration: 60, handlers: LiveSession<SimulatedDevicePair>.Handlers())
     let failure = try #require(outcome.failure)
     #expect(failure.kind == .deviceLost)
     #expect(failure.device == "sim:mic")
@@ -44,7 +44,7 @@ import Testing
     feeder.start()
     let started = MonotonicClock.seconds
     let outcome = try session.run(
-      duration: 60, recorder: nil, shouldStop: { false }, onEvent: { _ in })
+      duration: 60, handlers: LiveSession<SimulatedDevicePair>.Handlers())
     let failure = try #require(outcome.failure)
     #expect(failure.kind == .deviceLost)
     #expect(failure.description.contains("no audio for 0.2 s"))
@@ -64,7 +64,7 @@ import Testing
     }
     feeder.start()
     let outcome = try session.run(
-      duration: Double(800 * 64) / 48_000, recorder: nil, shouldStop: { false }, onEvent: { _ in })
+      duration: Double(800 * 64) / 48_000, handlers: LiveSession<SimulatedDevicePair>.Handlers())
     #expect(outcome.failure == nil)
     #expect(outcome.duration >= Double(800 * 64) / 48_000)
   }
@@ -82,9 +82,9 @@ import Testing
     }
     feeder.start()
     var summaries = 0
-    let lost = try first.run(
-      duration: 60, recorder: nil, endsJob: false, shouldStop: { false },
-      onEvent: { if case .summary = $0 { summaries += 1 } })
+    var counting = LiveSession<SimulatedDevicePair>.Handlers()
+    counting.onEvent = { if case .summary = $0 { summaries += 1 } }
+    let lost = try first.run(duration: 60, endsJob: false, handlers: counting)
     #expect(lost.failure?.kind == .deviceLost)
     #expect(summaries == 0)
     // The 20 periods, and the one the fault met if the device delivered it first.
@@ -97,14 +97,14 @@ import Testing
     let second = try LiveSession(
       configuration: configuration, backend: backDevice, processor: first.processor)
     var finalDuration: Double?
-    let back = try second.run(
-      duration: Double(60 * 64) / 48_000, recorder: nil, shouldStop: { false },
-      onEvent: {
-        if case .summary(let totals) = $0 {
-          summaries += 1
-          finalDuration = totals.duration
-        }
-      })
+    var totalling = LiveSession<SimulatedDevicePair>.Handlers()
+    totalling.onEvent = {
+      if case .summary(let totals) = $0 {
+        summaries += 1
+        finalDuration = totals.duration
+      }
+    }
+    let back = try second.run(duration: Double(60 * 64) / 48_000, handlers: totalling)
     #expect(back.failure == nil)
     #expect(summaries == 1)
     // The meter's own clock spans both sessions.
