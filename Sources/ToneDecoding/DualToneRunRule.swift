@@ -78,14 +78,20 @@ enum DualToneRunRule {
         && run.coherence >= coherence && run.share >= share
     }
 
+    /// The series a dented key held as close and as steadily as a locked
+    /// key may show: a man talking 4-10 dB under such keys (the tune
+    /// group's) put up to 0.50 of their power on some pitch's multiples by
+    /// chance; the voices' own pairs that reached a series like that
+    /// glided (0.96 and less).
+    static let lockedSeries = 0.6
+
     /// Whether a dented key's whole span (`evidence`) shows nothing of a
     /// voice: no power spread beside its tones (`VoiceSpan.beside`) and no
     /// harmonic series (`VoiceSpan.series`), or, for a run held as close
-    /// and as steadily as a locked key, less than a voice's sure series
-    /// (`VoiceSpan.sureSeries`). A sung vowel holding two harmonics on a
-    /// key's tones, or a pair gliding by 1 % over the key, holds as
-    /// steadily as a dented key; a man talking 4-10 dB under a key puts
-    /// 0.06 to 0.36 of its power on some pitch's multiples by chance,
+    /// and as steadily as a locked key, less than `lockedSeries`. A sung
+    /// vowel holding two harmonics on a key's tones, or a pair gliding by
+    /// 1 % over the key, holds as steadily as a dented key; a man talking
+    /// loudly under a key puts power on some pitch's multiples by chance,
     /// whatever the key's steadiness.
     static func showsNoVoice(
       _ evidence: VoiceEvidence, run: ToneRun, errors: (Double, Double)
@@ -94,7 +100,7 @@ enum DualToneRunRule {
         run.coherence >= LockedKey.coherence && max(errors.0, errors.1) <= LockedKey.maximumError
       let seriesHolds =
         evidence.series < VoiceSpan.series
-        || (isLockedSteady && evidence.series < VoiceSpan.sureSeries)
+        || (isLockedSteady && evidence.series < lockedSeries)
       return seriesHolds && evidence.beside < VoiceSpan.beside
     }
   }
