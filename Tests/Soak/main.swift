@@ -64,7 +64,10 @@ let device = SimulatedDevicePair(
   periodFrames: 512, clock: .realTime(periodSeconds: 40e-6), format: .s16,
   captureLoop: try minuteOfInput())
 var settings = LiveJobSettings()
-settings.live.recordingBuffer = 1200
+// 3,000 s of audio: 1.9 s of the soak's wall time, so a stall of the
+// machine (the day's 1.4 GB written back to disk) that a real device would
+// never see as more than a few milliseconds drops nothing (1,200 s once did).
+settings.live.recordingBuffer = 3000
 // The howl guard and its loop learner as `loopback` runs them by default.
 if guards { settings.live.feedbackGuard = HowlGuardSettings() }
 settings.duration = Double(hours * 3600)
