@@ -11,24 +11,17 @@ import TonePlans
 /// `largestBacklog`, and past that the recorder decides without the late
 /// reports and says so.
 @Suite struct LaggingTriggerTests {
-  static let rate = 8_000.0
+  static let rate = RetentionTests.rate
   static let block = 800
 
-  /// A level-triggered recorder gated by a 100 Hz sub-tone.
+  /// The retention tests' level-triggered recorder, gated by a 100 Hz sub-tone.
   static func gatedRecorder(
     in directory: String, backlog: Double = 60, events: @escaping (RecorderEvent) -> Void
   ) throws -> Recorder {
-    var settings = RecorderSettings()
-    settings.trigger = .level(threshold: -30)
-    settings.subTone = 100
-    settings.hang = 0.2
-    settings.minimum = 0.1
-    settings.preRoll = 0.1
-    settings.largestBacklog = backlog
-    return try Recorder(
-      settings: settings, sampleRate: rate, channelCount: 1, encoding: .pcm16,
-      directory: directory, clock: StreamClock(sampleRate: rate, startingAt: 1_795_000_000),
-      source: "test", listener: events)
+    try RetentionTests.recorder(in: directory, events: events) {
+      $0.subTone = 100
+      $0.largestBacklog = backlog
+    }
   }
 
   /// Appends `seconds` of a −10 dBFS tone over `loud` (seconds), silence

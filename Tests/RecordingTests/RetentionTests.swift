@@ -13,10 +13,12 @@ import Testing
 @Suite struct RetentionTests {
   static let rate = 8_000.0
 
-  /// A recorder in `directory` opening at −30 dBFS, with `budget` bytes.
+  /// A recorder in `directory` opening at −30 dBFS, with `budget` bytes
+  /// and whatever else `adjust` sets.
   static func recorder(
     in directory: String, budget: Int64? = nil, template: String = FileNaming.defaultTemplate,
-    start: Double = 1_795_000_000, events: @escaping (RecorderEvent) -> Void = { _ in }
+    start: Double = 1_795_000_000, events: @escaping (RecorderEvent) -> Void = { _ in },
+    adjust: (inout RecorderSettings) -> Void = { _ in }
   ) throws -> Recorder {
     var settings = RecorderSettings()
     settings.trigger = .level(threshold: -30)
@@ -25,6 +27,7 @@ import Testing
     settings.preRoll = 0.1
     settings.retention = RetentionPolicy(maximumBytes: budget)
     settings.naming = FileNaming(template: template)
+    adjust(&settings)
     return try Recorder(
       settings: settings, sampleRate: rate, channelCount: 1, encoding: .pcm16,
       directory: directory, clock: StreamClock(sampleRate: rate, startingAt: start),
