@@ -27,7 +27,7 @@ REAL_KEYS_EVAL ?= --guard --check --report-only
 # below the floors micloop already clears (--guard) and prints the open targets.
 REAL_TALK_EVAL ?= --guard --check --report-only
 
-.PHONY: setup build debug check test unit-test soak live-keys-check station-soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval station-check feedback-eval fuzz-check fuzz bench demo docs manual format install clean
+.PHONY: stage-clock setup build debug check test unit-test soak live-keys-check station-soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval station-check feedback-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -49,15 +49,24 @@ setup:
 
 ## build: the optimised micloop binary in .build/release/micloop
 build: setup
+	$(STAGE_STARTED)
 	$(SWIFT) build -c release --static-swift-stdlib
 
 debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval station-check feedback-eval fuzz-check
+test: stage-clock build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval record-eval station-check feedback-eval fuzz-check
 	@echo "make test: every stage passed; the unit, end-to-end and live tests:"
 	@cat .build/unit-test.summary
+	@awk 'NR > 1 { printf "make test: %-18s %5d s\n", stage, $$2 - began } { stage = $$1; began = $$2 } \
+	  END { "date +%s" | getline now; printf "make test: %-18s %5d s\n", stage, now - began }' .build/stage-times.log
+
+# Each stage of `make test` notes when it began in .build/stage-times.log (emptied by stage-clock), so
+# the run ends with the time each stage took.
+STAGE_STARTED = @mkdir -p .build && echo "$@ $$(date +%s)" >> .build/stage-times.log
+stage-clock:
+	@mkdir -p .build && echo "setup $$(date +%s)" > .build/stage-times.log
 
 ## check: the inner loop: a debug build and the tests of every library module, no root, no setup,
 ## no sound server, no network (the end-to-end tests of the binary are in unit-test)
@@ -71,6 +80,7 @@ check:
 # the end of `make test`; a failure in the report fails the stage even when the console lost it.
 # The end-to-end tests run the release binary, so it is built first (`build`).
 unit-test: build
+	$(STAGE_STARTED)
 	$(SWIFT) build
 	rm -f .build/unit-test.xml
 	@set -o pipefail; MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) MICLOOP_PYTHON=$(PYTHON) \
@@ -87,62 +97,75 @@ unit-test: build
 ## howl guard too, optimised and as fast as the machine allows; fails on any growth of memory, drift,
 ## loss, file out of place or guard action
 soak: build
+	$(STAGE_STARTED)
 	.build/release/micloop-soak 24
 	.build/release/micloop-soak 24 --record
 	.build/release/micloop-soak 3 --guard
 
 ## consumer-check: a separate package depending on micloop by version builds and runs
 consumer-check: setup
+	$(STAGE_STARTED)
 	SWIFT=$(SWIFT) bash Scripts/check_consumer.sh
 
 ## talk-eval: talk detection on synthetic speech in noise; fails below the targets
 talk-eval: build
+	$(STAGE_STARTED)
 	$(PYTHON) Scripts/talk_eval.py --micloop $(RELEASE_BIN) --check
 
 ## room-eval: talk detection with babble, keyboard, traffic, music and a fan; fails below the targets
 room-eval: build
+	$(STAGE_STARTED)
 	$(PYTHON) Scripts/room_eval.py --micloop $(RELEASE_BIN) --check
 
 ## talkoff-eval: ten minutes of speech and four of synthesized chords must decode as no tone in any plan
 talkoff-eval: build
+	$(STAGE_STARTED)
 	$(PYTHON) Scripts/talkoff_eval.py --micloop $(RELEASE_BIN) --check
 
 ## ctcss-eval: all 50 CTCSS tones under speech, found and timed; fails unless all are under a radio's voice
 ctcss-eval: build
+	$(STAGE_STARTED)
 	$(PYTHON) Scripts/ctcss_eval.py --micloop $(RELEASE_BIN) --check
 
 ## channel-eval: 5-tone and DTMF through FM links (15/8/6 dB CNR) and phone codecs, beside multimon-ng and spandsp
 channel-eval: build
+	$(STAGE_STARTED)
 	$(PYTHON) Scripts/channel_eval.py --micloop $(RELEASE_BIN) --check
 
 ## real-talk-eval: talk detection on recorded speech (quiet, babble, music, TV, café; reverberant, level changes), women's prompts and men's and women's voices per group, beside WebRTC and Silero VAD
 real-talk-eval: build
+	$(STAGE_STARTED)
 	$(PYTHON) Scripts/real_talk_eval.py --micloop $(RELEASE_BIN) $(REAL_TALK_EVAL)
 
 ## real-talkoff-eval: 276 minutes of recorded speech (137 of it men's) and 12 of music at 8 and 16 kHz must decode as no DTMF key, call, page or signal (peers' keys counted, not placed: --place-peers)
 real-talkoff-eval: build
+	$(STAGE_STARTED)
 	$(PYTHON) Scripts/real_talkoff_eval.py --micloop $(RELEASE_BIN) $(REAL_EVAL)
 
 ## real-keys-eval: 400 DTMF keys under recorded speech and under music through G.711, beside multimon-ng and spandsp;
 ## then the same with the speech and music 4-10 dB under the keys (--loud)
 real-keys-eval: build
+	$(STAGE_STARTED)
 	$(PYTHON) Scripts/real_keys_eval.py --micloop $(RELEASE_BIN) $(REAL_KEYS_EVAL)
 	$(PYTHON) Scripts/real_keys_eval.py --micloop $(RELEASE_BIN) --loud $(REAL_KEYS_EVAL)
 
 ## record-eval: record --input on recorded prompts joined by pauses either side of the hang, in white noise at 30, 20
 ## and 10 dB SNR; fails when an onset falls outside every file, or at 20 dB or more a transmission is not one file
 record-eval: build
+	$(STAGE_STARTED)
 	$(PYTHON) Scripts/record_eval.py --micloop $(RELEASE_BIN) --check
 
 ## station-check: the monitoring station in headless Chromium (bar, keys, a recording played) and scraped
 ## by Prometheus on a private PulseAudio server, and promtool on the documented alert rules
 station-check: build
+	$(STAGE_STARTED)
 	$(PYTHON) Scripts/station_check.py --micloop $(RELEASE_BIN) --check
 
 ## feedback-eval: the howl guard in three simulated rooms (gain staircase, time to act, false actions
 ## on a minute of speech and of music, 26 minutes of real music at three gains, passed signal);
 ## fails when a check regresses
 feedback-eval: build
+	$(STAGE_STARTED)
 	@test -f .build/feedback-eval/music.wav || $(PYTHON) Scripts/feedback_signals.py .build/feedback-eval
 	@test -f .build/music-corpus/index.tsv || $(PYTHON) Scripts/music_corpus.py .build/music-corpus
 	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval \
@@ -150,6 +173,7 @@ feedback-eval: build
 
 ## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line, station requests), the same 101,000 inputs every run
 fuzz-check: setup
+	$(STAGE_STARTED)
 	SWIFT=$(SWIFT) bash Scripts/fuzz.sh check
 
 ## fuzz: ten minutes on each fuzz target
