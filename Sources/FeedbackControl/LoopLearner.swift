@@ -64,6 +64,10 @@ public final class LoopLearner: @unchecked Sendable {
   private var segmentSpectrum: [Float]
   private var predictor: [Double]
   private var window: [Double]
+  /// The heard signal through `window` over the frame being whitened and the one before.
+  private var windowed: [Double]
+  /// That windowed signal's autocorrelation, lags 0 to `predictorOrder`.
+  private var frameCorrelation: [Double]
   private var solver: ToeplitzSolver?
 
   /// - Parameters:
@@ -87,6 +91,8 @@ public final class LoopLearner: @unchecked Sendable {
     crossCorrelation = [Double](repeating: 0, count: self.length)
     segmentSpectrum = [Float](repeating: 0, count: 2 * transform.binCount)
     predictor = [Double](repeating: 0, count: Self.predictorOrder + 1)
+    windowed = [Double](repeating: 0, count: 2 * frameLength)
+    frameCorrelation = [Double](repeating: 0, count: Self.predictorOrder + 1)
     window = (0..<(2 * frameLength)).map {
       0.5 - 0.5 * cos(2 * Double.pi * (Double($0) + 0.5) / Double(2 * frameLength))
     }
@@ -114,32 +120,44 @@ public final class LoopLearner: @unchecked Sendable {
   /// heard signal over that frame and the one before.
   private func whitenFrame() {
     let start = rawDone
+    let end = start + frameLength
     let first = max(0, start - frameLength)
-    let span = start + frameLength - first
+    let span = end - first
     let offset = 2 * frameLength - span
     let order = Self.predictorOrder
-    var r = [Double](repeating: 0, count: order + 1)
-    for lag in 0...order {
-      var sum = 0.0
-      var index = first + lag
-      while index < start + frameLength {
-        let a = Double(rawHeard[index]) * window[offset + index - first]
-        let b = Double(rawHeard[index - lag]) * window[offset + index - lag - first]
-        sum += a * b
-        index += 1
+    rawHeard.withUnsafeBufferPointer { raw in
+      windowed.withUnsafeMutableBufferPointer { windowed in
+        for index in 0..<span {
+          windowed[index] = Double(raw[first + index]) * window[offset + index]
+        }
       }
-      r[lag] = sum
     }
-    fitPredictor(r)
-    for index in start..<(start + frameLength) {
-      var p = Double(rawPlayed[index])
-      var h = Double(rawHeard[index])
-      for tap in 1...order where index - tap >= 0 {
-        p -= predictor[tap] * Double(rawPlayed[index - tap])
-        h -= predictor[tap] * Double(rawHeard[index - tap])
+    windowed.withUnsafeBufferPointer { windowed in
+      for lag in 0...order {
+        var sum = 0.0
+        for index in lag..<max(lag, span) { sum += windowed[index] * windowed[index - lag] }
+        frameCorrelation[lag] = sum
       }
-      played.append(Float(p))
-      heard.append(Float(h))
+    }
+    fitPredictor(frameCorrelation)
+    rawPlayed.withUnsafeBufferPointer { rawPlayed in
+      rawHeard.withUnsafeBufferPointer { rawHeard in
+        predictor.withUnsafeBufferPointer { predictor in
+          for index in start..<end {
+            var p = Double(rawPlayed[index])
+            var h = Double(rawHeard[index])
+            let taps = min(order, index)
+            if taps > 0 {
+              for tap in 1...taps {
+                p -= predictor[tap] * Double(rawPlayed[index - tap])
+                h -= predictor[tap] * Double(rawHeard[index - tap])
+              }
+            }
+            played.append(Float(p))
+            heard.append(Float(h))
+          }
+        }
+      }
     }
     rawDone += frameLength
   }
@@ -227,9 +245,11 @@ public final class LoopLearner: @unchecked Sendable {
 }
 
 /// Levinson's recursion for T x = b, T symmetric Toeplitz with first
-/// column `column`, a budgeted number of orders at a time.
+/// column `column`, a budgeted number of orders at a time. Each order is
+/// two sums and two updates over the vectors so far, four lanes at a time.
 struct ToeplitzSolver {
-  private let column: [Double]
+  /// `column` reversed: `column[order − i]` is `reversedColumn[last − order + i]`.
+  private let reversedColumn: [Double]
   private let rightSide: [Double]
   private var forward: [Double]
   private var next: [Double]
@@ -238,7 +258,7 @@ struct ToeplitzSolver {
   private var failed = false
 
   init(column: [Double], rightSide: [Double]) {
-    self.column = column
+    reversedColumn = column.reversed()
     self.rightSide = rightSide
     let count = column.count
     forward = [Double](repeating: 0, count: count)
@@ -255,31 +275,119 @@ struct ToeplitzSolver {
   /// Runs up to `orders` more orders: `nil` while unfinished, then the
   /// solution (`.some(nil)` when T is singular).
   mutating func advance(orders: Int) -> [Double]?? {
-    let count = column.count
+    let count = reversedColumn.count
     var budget = orders
     while order < count && budget > 0 && !failed {
-      var error = 0.0
-      for index in 0..<order { error += column[order - index] * forward[index] }
+      let error = correlation(forward)
       let denominator = 1 - error * error
       if denominator <= 1e-12 {
         failed = true
         break
       }
-      // The backward vector is the forward one reversed (T is symmetric).
-      for index in 0...order {
-        let f = index < order ? forward[index] : 0
-        let b = index > 0 ? forward[order - index] : 0
-        next[index] = (f - error * b) / denominator
-      }
+      Self.nextForward(forward, error: error, scale: 1 / denominator, order: order, into: &next)
       swap(&forward, &next)
-      var solutionError = 0.0
-      for index in 0..<order { solutionError += column[order - index] * solution[index] }
-      let factor = rightSide[order] - solutionError
-      for index in 0...order { solution[index] += factor * forward[order - index] }
+      let factor = rightSide[order] - correlation(solution)
+      Self.addReversed(forward, times: factor, order: order, to: &solution)
       order += 1
       budget -= 1
     }
     if failed { return .some(nil) }
     return order >= count ? .some(solution) : nil
+  }
+
+  /// The sum of `column[order − i] · vector[i]` over `i < order`, in four
+  /// lanes added at the end.
+  private func correlation(_ vector: [Double]) -> Double {
+    let order = order
+    let start = reversedColumn.count - 1 - order
+    return reversedColumn.withUnsafeBufferPointer { column in
+      vector.withUnsafeBufferPointer { vector in
+        let column = column.baseAddress! + start
+        let vector = vector.baseAddress!
+        var sums = SIMD4<Double>()
+        var index = 0
+        while index + 4 <= order {
+          sums += Self.lanes(column + index) * Self.lanes(vector + index)
+          index += 4
+        }
+        while index < order {
+          sums[0] += column[index] * vector[index]
+          index += 1
+        }
+        return (sums[0] + sums[1]) + (sums[2] + sums[3])
+      }
+    }
+  }
+
+  /// The forward vector of order `order + 1` from that of `order`, whose
+  /// backward vector is it reversed (T is symmetric):
+  /// `next[i] = (forward[i] − error · forward[order − i]) · scale`.
+  private static func nextForward(
+    _ forward: [Double], error: Double, scale: Double, order: Int, into next: inout [Double]
+  ) {
+    forward.withUnsafeBufferPointer { forward in
+      next.withUnsafeMutableBufferPointer { next in
+        let forward = forward.baseAddress!
+        let next = next.baseAddress!
+        next[0] = forward[0] * scale
+        var index = 1
+        while index + 4 <= order {
+          let backward = reversedLanes(forward + (order - index - 3))
+          store((lanes(forward + index) - error * backward) * scale, at: next + index)
+          index += 4
+        }
+        while index < order {
+          next[index] = (forward[index] - error * forward[order - index]) * scale
+          index += 1
+        }
+        next[order] = -error * forward[0] * scale
+      }
+    }
+  }
+
+  /// `solution[i] += factor · forward[order − i]` for `i` in `0...order`.
+  private static func addReversed(
+    _ forward: [Double], times factor: Double, order: Int, to solution: inout [Double]
+  ) {
+    forward.withUnsafeBufferPointer { forward in
+      solution.withUnsafeMutableBufferPointer { solution in
+        let forward = forward.baseAddress!
+        let solution = solution.baseAddress!
+        var index = 0
+        while index + 4 <= order + 1 {
+          let backward = reversedLanes(forward + (order - index - 3))
+          store(lanes(solution + index) + factor * backward, at: solution + index)
+          index += 4
+        }
+        while index <= order {
+          solution[index] += factor * forward[order - index]
+          index += 1
+        }
+      }
+    }
+  }
+
+  @inline(__always) private static func lanes(_ pointer: UnsafePointer<Double>) -> SIMD4<Double> {
+    UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Double>.self)
+  }
+
+  @inline(__always) private static func lanes(_ pointer: UnsafeMutablePointer<Double>)
+    -> SIMD4<Double>
+  {
+    lanes(UnsafePointer(pointer))
+  }
+
+  /// `pointer[3], pointer[2], pointer[1], pointer[0]`.
+  @inline(__always) private static func reversedLanes(_ pointer: UnsafePointer<Double>)
+    -> SIMD4<Double>
+  {
+    let values = lanes(pointer)
+    return SIMD4(values[3], values[2], values[1], values[0])
+  }
+
+  @inline(__always) private static func store(
+    _ values: SIMD4<Double>, at pointer: UnsafeMutablePointer<Double>
+  ) {
+    UnsafeMutableRawPointer(pointer).storeBytes(of: values, as: SIMD4<Double>.self)
   }
 }
