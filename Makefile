@@ -140,7 +140,8 @@ real-talk-eval: build
 	$(STAGE_STARTED)
 	$(PYTHON) Scripts/real_talk_eval.py --micloop $(RELEASE_BIN) $(REAL_TALK_EVAL)
 
-## real-talkoff-eval: 276 minutes of recorded speech (137 of it men's) and 12 of music at 8 and 16 kHz must decode as no DTMF key, call, page or signal (peers' keys counted, not placed: --place-peers)
+## real-talkoff-eval: 276 minutes of recorded speech (137 of it men's) and 12 of music on hold at 8 and 16 kHz must decode as no DTMF key, call, page or signal,
+## 26 minutes of real music as no DTMF key and no more calls or pages than today (peers' keys counted, not placed: --place-peers)
 real-talkoff-eval: build
 	$(STAGE_STARTED)
 	$(PYTHON) Scripts/real_talkoff_eval.py --micloop $(RELEASE_BIN) $(REAL_EVAL)

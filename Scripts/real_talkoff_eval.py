@@ -12,8 +12,10 @@ voices (`real_corpus.VOICES`: a Russian man in the tune group, a Czech man
 and woman in the check group, codec2's sample speakers independent), one
 file per voice and up to `PART_MINUTES` of it; every speech row is
 reported per group and per sex. Music: the three macroform music-on-hold tracks (8 kHz
-originals; first half of each track tuning, second half check), at the same
-rates.
+originals; first half of each track tuning, second half check), and the 26
+clips of real music of `music_corpus.py` (orchestral, game, tracker, rock,
+classical, singing, held notes of sampled instruments; 60 s each, in its
+tune and check groups, resampled from 48 kHz), at the same rates.
 
 Decoded with
 * micloop `tones --plan dtmf --input F --json`, and with every other plan
@@ -58,11 +60,16 @@ import numpy as np
 from scipy.signal import ellip, sosfilt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import music_corpus  # noqa: E402
 import real_corpus  # noqa: E402
+from talk_eval import read_float_wav  # noqa: E402
 
 # Targets (micloop): nothing decoded, on at least this much speech.
 TARGET_FALSE_KEYS = 0
 TARGET_FALSE_CALLS = 0  # 5-tone calls, two-tone pages, siren signals, Handshake messages
+# On the real music of `music_corpus.py` held notes and sung notes pass for two-tone pages and an orchestra
+# once for a 5-tone call: an open target. --check fails when they grow past what micloop decodes today.
+FLOOR_MUSIC_CORPUS_CALLS = 16
 TARGET_FALSE_SUBTONES = 0  # CTCSS on radio-filtered speech and music
 TARGET_SPEECH_MINUTES = 120
 # Of it men's and women's each: a low voice's harmonics land where a woman's do not.
@@ -75,6 +82,9 @@ WIDE_ONLY_PLANS = "handshake"  # needs 41 kHz or more
 RATES = (8000, 16000)
 WIDE_RATE = 48000
 MUSIC_BLOCK = 5.0  # seconds: the stretches of music named in the list of false decodes
+# The real music of the howl guard's evaluation (`music_corpus.py`: 26 clips of 60 s, orchestral, game,
+# tracker and rock music, held notes of sampled instruments, in tune and check groups), built here once.
+MUSIC_CORPUS = os.path.join(real_corpus.CACHE_ROOT, "music-corpus")
 PLACE_RESOLUTION = 0.05  # seconds: how finely a peer's false key is placed
 CORPUS_VERSION = 1
 PART_MINUTES = 10  # a voice's recordings are cut into files this long: a peer's false keys are placed by bisection
@@ -103,6 +113,7 @@ def build(directory, wide_directory=None):
     sex "man" or "woman" for speech, None for music. 48 kHz copies (for Handshake) only with
     `wide_directory`, which is not kept."""
     files = []
+    music_corpus.build(MUSIC_CORPUS)
     for which in real_corpus.GROUPS:
         sources = []
         if which == real_corpus.INDEPENDENT:
@@ -130,6 +141,18 @@ def build(directory, wide_directory=None):
             pieces = [(a, min(length, a + MUSIC_BLOCK), f"{track} at {offset + a:.0f} s") for a in blocks]
             sources.append(("music", track.removesuffix(".wav"), lambda t=track, w=which: real_corpus.music(t, w),
                             pieces, None))
+        if which != real_corpus.INDEPENDENT:
+            for group, kind, name, _, _ in music_corpus.CLIPS:
+                if group != which:
+                    continue
+                clip = os.path.join(MUSIC_CORPUS, group, f"{kind}-{name}.wav")
+                blocks = np.arange(0, music_corpus.SECONDS, MUSIC_BLOCK)
+                pieces = [(a, min(music_corpus.SECONDS, a + MUSIC_BLOCK), f"{kind}-{name} at {a:.0f} s")
+                          for a in blocks]
+                sources.append(("music", f"{kind}-{name}",
+                                lambda c=clip: real_corpus.resample(read_float_wav(c), music_corpus.RATE,
+                                                                    real_corpus.RATE),
+                                pieces, None))
         for kind, source, load, pieces, sex in sources:
             samples = None
             wanted = [(rate, variant, directory) for rate in RATES for variant in ("full", "radio")]
@@ -354,10 +377,20 @@ def render(runs, false_events):
 VOICES_OF = {"man": "men", "woman": "women"}
 
 
+def corpus_music_calls(runs):
+    """micloop's calls, pages and signals on the clips of `music_corpus.py` (an open target)."""
+    return sum(count(runs, "micloop", "all", "calls", source=f"{kind}-{name}")
+               for _, kind, name, _, _ in music_corpus.CLIPS)
+
+
 def failures(runs, speech_minutes):
     problems = []
     keys = count(runs, "micloop", "dtmf", "keys") + count(runs, "micloop", "all", "keys")
-    calls = count(runs, "micloop", "all", "calls")
+    music_calls = corpus_music_calls(runs)
+    calls = count(runs, "micloop", "all", "calls") - music_calls
+    if music_calls > FLOOR_MUSIC_CORPUS_CALLS:
+        problems.append(f"{music_calls} false calls, pages or signals on the real-music clips > "
+                        f"{FLOOR_MUSIC_CORPUS_CALLS} (today's floor)")
     subtones = count(runs, "micloop", "ctcss", "subtones")
     if keys > TARGET_FALSE_KEYS:
         problems.append(f"{keys} false DTMF keys > {TARGET_FALSE_KEYS}")
@@ -402,6 +435,9 @@ def main():
                               failures=problems, seconds=round(elapsed, 1)), indent=1))
     else:
         print("\n".join(lines))
+        print(f"\nOpen target: {corpus_music_calls(runs)} false calls, pages or signals on the real-music clips "
+              f"(floor {FLOOR_MUSIC_CORPUS_CALLS}, target {TARGET_FALSE_CALLS}); every DTMF key on them counts against "
+              f"the target of {TARGET_FALSE_KEYS}")
         print(f"\n{elapsed:.0f} s")
     if args.check:
         for problem in problems:

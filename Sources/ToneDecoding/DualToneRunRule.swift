@@ -279,6 +279,36 @@ enum DualToneRunRule {
     }
   }
 
+  /// A pair that was sounding before its run began: a held note whose two
+  /// partials lie on a key's tones passes for a key for a stretch (a
+  /// sampled oboe held a pair 0.8 % and 1 % off key `#` for 80 ms at 0.997,
+  /// its partials sounding within 4 dB of that level for 100 ms before),
+  /// where a key rises out of the pause before it. Each tone's level in
+  /// `windowsBefore` windows, the nearest ending `gap` before the run, is
+  /// compared with its level in the run's first `window`
+  /// (`ToneOnsetProbe`). A talker under a key can hold both of its tones
+  /// within a few dB in one window before it, hardly in three.
+  enum HeldNote {
+    /// Seconds between the windows before the run and the run's start:
+    /// past the first frame's smear, inside the 40 ms pause Q.24 lets
+    /// keys have.
+    static let gap = 0.015
+    /// Seconds of each window: a frame's length.
+    static let window = 0.02
+    /// Back-to-back windows before the run in which both tones must have
+    /// sounded (60 ms).
+    static let windowsBefore = 3
+    /// How far a tone must rise at the run's start, in dB, for the run to
+    /// start as a key does.
+    static let rise = 6.0
+
+    /// Whether tones that rose by `low` and `high` dB from a window before
+    /// the run to its start were both sounding in that window.
+    static func bothSounding(low: Double, high: Double) -> Bool {
+      low < rise && high < rise
+    }
+  }
+
   /// A pair that passed for a key, looked at over its whole run at once
   /// (`HarmonicSeriesProbe`): over 35-120 ms a 100 Hz voice's harmonics
   /// stand apart and a gliding one spreads beside its line, where a 20 ms

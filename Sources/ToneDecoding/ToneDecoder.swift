@@ -38,6 +38,8 @@ public final class ToneDecoder {
     var ahead: AheadFrames?
     /// For DTMF: the harmonic series of a voice under a run that passed.
     private(set) var seriesProbe: HarmonicSeriesProbe?
+    /// For DTMF: whether a run's tones were sounding before it began.
+    private(set) var onsetProbe: ToneOnsetProbe?
 
     init(frameLength: Int, hop: Int, sampleRate: Double, stream: ToneStreams.Stream) {
       self.stream = stream
@@ -45,7 +47,8 @@ public final class ToneDecoder {
       ring = FrameRing(
         frameLength: frameLength, hop: hop,
         extraHops: ToneDecoder.framesHeld
-          + HarmonicSeriesProbe.extraHops(hop: hop, sampleRate: sampleRate))
+          + HarmonicSeriesProbe.extraHops(hop: hop, sampleRate: sampleRate)
+          + (ToneOnsetProbe.extraSamples(sampleRate: sampleRate) + hop - 1) / hop)
       measured = .allocate(capacity: 0)
       self.sampleRate = sampleRate
     }
@@ -58,6 +61,7 @@ public final class ToneDecoder {
       plans.append(plan)
       if plan.classifier.looksForVoices, seriesProbe == nil {
         seriesProbe = HarmonicSeriesProbe(sampleRate: sampleRate)
+        onsetProbe = ToneOnsetProbe(sampleRate: sampleRate)
       }
       classifiers = ClassifierSet(plans.map(\.classifier))
       let bins = plans.map(\.classifier.readBins)
@@ -396,12 +400,16 @@ public final class ToneDecoder {
   /// frame due, the frames put off before it, and their pairs' first ones.
   static let framesHeld = maximumSkip + 2
 
-  /// Whether a run `classifier` accepted is a voice's pair of harmonics
-  /// after all, by the series heard over its whole span.
+  /// Whether a run `classifier` accepted is no key after all: a held
+  /// note's partials, sounding before the run began, or a voice's pair of
+  /// harmonics, by the series heard over its whole span.
   private func isVoice(_ run: ToneRun, _ classifier: ToneFrameClassifier, _ analysis: Analysis)
     -> Bool
   {
     guard let probe = analysis.seriesProbe, classifier.looksForVoices else { return false }
+    if let onset = analysis.onsetProbe, onset.soundedBefore(run, ring: analysis.ring) {
+      return true
+    }
     return !classifier.acceptsSpan(run) { probe.evidence(run, ring: analysis.ring) }
   }
 
