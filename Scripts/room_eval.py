@@ -32,6 +32,7 @@ import sys
 import tempfile
 
 import numpy as np
+from scipy.signal import fftconvolve
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import talk_eval  # noqa: E402  (shares the speech synthesis, WAV writer and scoring)
@@ -126,7 +127,8 @@ def finish_track(pieces, truth, rng, reverberant):
     pieces.append(np.zeros(RATE))
     speech = np.concatenate(pieces)
     if reverberant:
-        speech = np.convolve(speech, room_response(rng))[: len(speech)]
+        # By FFT: the direct sum over the room's 6,400 taps took three quarters of the evaluation's time.
+        speech = fftconvolve(speech, room_response(rng))[: len(speech)]
     return speech, truth
 
 
