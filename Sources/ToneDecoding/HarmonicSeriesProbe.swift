@@ -62,11 +62,8 @@ final class HarmonicSeriesProbe {
   /// samples: its first `longestSpan` seconds, or its last if `ring` no
   /// longer holds the first. Nothing when the ring holds neither.
   func evidence(_ run: ToneRun, ring: FrameRing) -> VoiceEvidence {
-    // From the first frame's centre less half a hop to the last's plus
-    // half a hop: the span the tones held, without the frames' edges.
-    let edge = (ring.frameLength - ring.hop) / 2
-    let runStart = run.frames.lowerBound * ring.hop + edge
-    let runEnd = run.frames.upperBound * ring.hop + ring.frameLength - edge
+    let held = run.heldSamples(frameLength: ring.frameLength, hop: ring.hop)
+    let (runStart, runEnd) = (held.lowerBound, held.upperBound)
     let count = min(runEnd - runStart, capacity)
     let samples = transform.real
     guard count >= ring.frameLength / 2,

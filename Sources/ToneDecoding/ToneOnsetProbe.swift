@@ -40,8 +40,7 @@ final class ToneOnsetProbe {
   /// at its start in every window before it; false when `ring` no longer
   /// holds the samples (a run is taken as a key unless shown otherwise).
   func soundedBefore(_ run: ToneRun, ring: FrameRing) -> Bool {
-    // Where the run's tones held: from its first frame's centre less half a hop.
-    let runStart = run.frames.lowerBound * ring.hop + (ring.frameLength - ring.hop) / 2
+    let runStart = run.heldSamples(frameLength: ring.frameLength, hop: ring.hop).lowerBound
     let earliest = runStart - gapLength - Rule.windowsBefore * windowLength
     guard earliest >= 0, ring.copy(from: runStart, count: windowLength, into: samples) else {
       return false

@@ -37,6 +37,15 @@ struct ToneRun {
   /// stream sample `k × hop`).
   var frames: ClosedRange<Int> = 0...0
   var end: Double { start + duration }
+
+  /// The stream samples the run's tones held, in a stream cut into frames
+  /// of `frameLength` every `hop` samples: from its first frame's centre
+  /// less half a hop to its last's plus half a hop, without the frames'
+  /// edges.
+  func heldSamples(frameLength: Int, hop: Int) -> Range<Int> {
+    let edge = (frameLength - hop) / 2
+    return (frames.lowerBound * hop + edge)..<(frames.upperBound * hop + frameLength - edge)
+  }
 }
 
 /// Turns per-frame decisions of one plan into runs. A majority vote over
