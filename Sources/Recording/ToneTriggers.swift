@@ -98,7 +98,7 @@ public struct ToneStart: Sendable, Equatable {
     case .pager(let a, let b):
       // A page (A then B) or a group call (A alone, held); reported after
       // whichever is longer has ended and the pager's gap has passed.
-      let groupCall = max(Self.groupCallDuration, DecodedPage.groupCallShare * a)
+      let groupCall = max(Self.groupCallDuration, DecodedPage.groupCallDuration(aDuration: a))
       return max(a + b, groupCall) + settle + 0.5
     case .dualTone:
       let keys = Double(max(1, sequence?.count ?? 1))

@@ -20,9 +20,19 @@ struct ToneInterpreter {
   /// of one, in seconds.
   static let pagerGap = 0.3
   static let shortestPagerTone = 0.1
+  /// The widest `ToneRun.levelSpread` of a group call's tone, in dB: a
+  /// transmitter holds it (1.2 dB through FM at 4 dB CNR, 2.4 dB at 2 dB),
+  /// a note held or sung as long swells and fades (3.9 dB and more).
+  static let groupCallLevelSpread = 3.0
   /// How much of a plan's tone length a silence inside a 5-tone or
   /// Handshake sequence may last.
   static let sequenceGapShare = 0.5
+  /// How far apart the relative errors of a 5-tone call's tones (measured
+  /// against nominal) may lie: one encoder's clock is off by the same
+  /// share on every tone (within 0.7 % of each other through FM at 4 dB
+  /// CNR), while notes that happen to lie near a plan's tones are each off
+  /// by their own (an orchestra's octave trill: 2.7 %).
+  static let sequenceErrorSpread = 0.015
   /// How much of a plan's tone length a tone of a sequence must last;
   /// a shorter run is kept as a fragment in case the rest follows.
   static let shortestSequenceToneShare = 0.5
@@ -76,6 +86,7 @@ struct ToneInterpreter {
       // a row).
       if let last = pending.last, isPiece(run, of: last) {
         pending[pending.count - 1].duration = run.end - last.start
+        pending[pending.count - 1].levelSpread = max(last.levelSpread, run.levelSpread)
         fragment = nil
         return
       }
@@ -83,6 +94,7 @@ struct ToneInterpreter {
       if let piece = fragment, isPiece(run, of: piece) {
         run.duration = run.end - piece.start
         run.start = piece.start
+        run.levelSpread = max(run.levelSpread, piece.levelSpread)
       }
       fragment = nil
       let shortest =
@@ -189,8 +201,8 @@ struct ToneInterpreter {
 
   /// 5-tone: enough tones, back to back, every inner tone of standard length.
   /// A at least half its length then B at least half its length is a
-  /// page; A alone at least `DecodedPage.groupCallShare` times its length
-  /// is the group call.
+  /// page; A alone at least `DecodedPage.groupCallDuration(aDuration:)`,
+  /// its level held within `groupCallLevelSpread`, is the group call.
   private func closePages(
     aDuration: Double, bDuration: Double, emit: (ToneDecoderEvent) -> Void
   ) {
@@ -209,7 +221,9 @@ struct ToneInterpreter {
               plan: plan.name, time: run.start, duration: b.end - run.start,
               frequencies: [run.frequencies.0, b.frequencies.0], isGroupCall: false)))
         index += 1
-      } else if run.duration >= DecodedPage.groupCallShare * aDuration {
+      } else if run.duration >= DecodedPage.groupCallDuration(aDuration: aDuration),
+        run.levelSpread <= Self.groupCallLevelSpread
+      {
         emit(
           .page(
             DecodedPage(
@@ -236,6 +250,7 @@ struct ToneInterpreter {
       let isInner = index > 0 && index < spans.count - 1
       guard span >= 0.6 * nominal, !isInner || span <= 1.6 * nominal else { return }
     }
+    guard isFromOneEncoder(pending) else { return }
     var symbols = ""
     var text = ""
     var previous: Character?
@@ -253,6 +268,19 @@ struct ToneInterpreter {
           plan: plan.name, kind: plan.kind.planKind, time: pending[0].start,
           duration: pending.last!.end - pending[0].start,
           text: text, symbols: symbols)))
+  }
+
+  /// Whether `tones` are off their nominal frequencies by much the same
+  /// share (`sequenceErrorSpread`), as one encoder's are.
+  private func isFromOneEncoder(_ tones: [ToneRun]) -> Bool {
+    var lowest = Double.infinity
+    var highest = -Double.infinity
+    for tone in tones {
+      let error = tone.frequencies.0 / plan.symbols[tone.symbol].frequencies[0] - 1
+      lowest = min(lowest, error)
+      highest = max(highest, error)
+    }
+    return highest - lowest <= Self.sequenceErrorSpread
   }
 
   /// Handshake: every character tone must follow a marker tone.

@@ -23,6 +23,11 @@ struct ToneRun {
   /// The median of the frames' twists (second tone over first, dB): a
   /// codec's overshoot at a tone's onset does not decide it.
   var twist: Double = 0
+  /// How far the louder quarter of the run's frames lies above the softer
+  /// quarter, in dB (between the 75th and the 25th percentile of their
+  /// levels): a transmitter holds its tone's level, a played or sung note
+  /// swells and fades.
+  var levelSpread: Double = 0
   /// How steadily each tone's phase advanced from frame to frame (the
   /// length of the summed frame-to-frame phasor products over the sum of
   /// their lengths, the lesser of the two tones): 1 for a held tone, less
@@ -323,6 +328,7 @@ struct ToneTracker {
     guard !shares.isEmpty else { return nil }
     shares.sort()
     let reference = shares[min(shares.count - 1, (shares.count * 3) / 4)]
+    let levelSpread = reference - shares[shares.count / 4]
     var first = -1
     var last = -1
     var sums = (0.0, 0.0)
@@ -397,7 +403,7 @@ struct ToneTracker {
         Decibels.fromPower(powers.0 / loudFrames) ?? -.infinity,
         Decibels.fromPower(powers.1 / loudFrames) ?? -.infinity
       ), share: medianShare, upperShare: upperShare,
-      twist: Self.median(&twists),
+      twist: Self.median(&twists), levelSpread: levelSpread,
       coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)),
       frames: (runFirstFrame + first)...(runFirstFrame + last))
     if needsHarmonics?(run) ?? true {

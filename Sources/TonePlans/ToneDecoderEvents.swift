@@ -78,6 +78,16 @@ public struct DecodedPage: Sendable, Equatable {
   /// How many lengths of a pager's A tone a lone A tone must last to be
   /// the group call rather than a page's first tone.
   package static let groupCallShare = 2.5
+  /// The shortest lone A tone that is a group call, in seconds: encoders
+  /// hold it 8 s (Quick Call II's all-call), decoders wait for more than
+  /// 5 s, and a note held or sung 2.5–5 s on a pager's tone is music.
+  package static let shortestGroupCall = 5.0
+
+  /// How long a lone A tone of `aDuration` seconds must last to be the
+  /// group call.
+  package static func groupCallDuration(aDuration: Double) -> Double {
+    max(shortestGroupCall, groupCallShare * aDuration)
+  }
 
   public init(
     plan: String, time: Double, duration: Double, frequencies: [Double], isGroupCall: Bool

@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 import Testing
 import TonePlans
@@ -33,6 +34,32 @@ import TonePlans
     signal.silence(0.5)
     let pages = try Self.pages(signal, ["twotone:600,1500:1000,3000"])
     #expect(pages.map(\.isGroupCall) == [true])
+  }
+
+  /// A note held on a pager's A tone for longer than the group call's
+  /// 2.5 lengths of A but under the 5 s encoders never go below.
+  @Test func aLoneAShorterThanFiveSecondsIsNoGroupCall() throws {
+    var signal = TestSignal(sampleRate: 8_000)
+    signal.tone([600], amplitudes: [0.3], duration: 4)
+    signal.silence(0.5)
+    #expect(try Self.pages(signal, ["twotone:600,1500:1000,3000"]).isEmpty)
+  }
+
+  /// A note held 8 s whose level swells and fades by ±4 dB (a singer's,
+  /// an organ's swell) is music: a transmitter holds its group call's level.
+  @Test func aLoneAWhoseLevelSwellsAndFadesIsNoGroupCall() throws {
+    for depth in [0.0, 4.0] {
+      var signal = TestSignal(sampleRate: 8_000)
+      for n in 0..<(8 * 8_000) {
+        let t = Double(n) / 8_000
+        let amplitude = 0.3 * pow(10, depth * sin(2 * .pi * 0.4 * t) / 20)
+        signal.samples.append(Float(amplitude * sin(2 * .pi * 600 * t)))
+      }
+      signal.silence(0.5)
+      signal.addNoise(snr: 20, relativeTo: 0.3)
+      let pages = try Self.pages(signal, ["twotone:600,1500:1000,3000"])
+      #expect(pages.map(\.isGroupCall) == (depth == 0 ? [true] : []), "±\(depth) dB")
+    }
   }
 
   @Test func aShortAOrBAloneIsNothing() throws {
