@@ -1,10 +1,14 @@
 import Foundation
 
+#if canImport(Testing)
+  import Testing
+#endif
+
 /// Whether live tests run. `make test` runs them and they fail when their
 /// server cannot start; a contributor without sound servers sets
-/// `MICLOOP_OFFLINE=1` to leave every test tagged `.live` out (each test
-/// target that has live tests declares the tags and the `needsSoundServer`
-/// trait in its `LiveTags.swift`).
+/// `MICLOOP_OFFLINE=1` to leave every test tagged `.live` out (the tags and
+/// the `needsSoundServer` and `needsRoot` traits are below, for every test
+/// target).
 public enum LiveTests {
   /// Set by the environment of the test process, read once.
   public static let areEnabled = ProcessInfo.processInfo.environment["MICLOOP_OFFLINE"] != "1"
@@ -21,3 +25,31 @@ public enum LiveTests {
   public static let mountReason =
     "MICLOOP_OFFLINE=1 without root: mounting a small tmpfs needs root"
 }
+
+// The release build compiles this target too, where the Testing module
+// cannot be imported: the tags and traits exist only for the tests.
+#if canImport(Testing)
+  extension Tag {
+    /// A test that starts a private sound server (any of the three below).
+    @Tag public static var live: Self
+    /// A test against a private PulseAudio server (ALSA's pulse plugin).
+    @Tag public static var pulseaudio: Self
+    /// A test against a private PipeWire server (with WirePlumber).
+    @Tag public static var pipewire: Self
+    /// A test against a private JACK server (jackd, dummy driver).
+    @Tag public static var jack: Self
+  }
+
+  extension Trait where Self == ConditionTrait {
+    /// Leaves a live test out when `MICLOOP_OFFLINE=1` (`LiveTests`).
+    public static var needsSoundServer: Self {
+      .enabled(if: LiveTests.areEnabled, Comment(rawValue: LiveTests.offlineReason))
+    }
+
+    /// Leaves a test that mounts a small tmpfs out when `MICLOOP_OFFLINE=1`
+    /// and not root (`LiveTests.mountsDisks`).
+    public static var needsRoot: Self {
+      .enabled(if: LiveTests.mountsDisks, Comment(rawValue: LiveTests.mountReason))
+    }
+  }
+#endif
