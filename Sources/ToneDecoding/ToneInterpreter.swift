@@ -27,12 +27,6 @@ struct ToneInterpreter {
   /// How much of a plan's tone length a silence inside a 5-tone or
   /// Handshake sequence may last.
   static let sequenceGapShare = 0.5
-  /// How far apart the relative errors of a 5-tone call's tones (measured
-  /// against nominal) may lie: one encoder's clock is off by the same
-  /// share on every tone (within 0.7 % of each other through FM at 4 dB
-  /// CNR), while notes that happen to lie near a plan's tones are each off
-  /// by their own (an orchestra's octave trill: 2.7 %).
-  static let sequenceErrorSpread = 0.015
   /// How much of a plan's tone length a tone of a sequence must last;
   /// a shorter run is kept as a fragment in case the rest follows.
   static let shortestSequenceToneShare = 0.5
@@ -250,7 +244,6 @@ struct ToneInterpreter {
       let isInner = index > 0 && index < spans.count - 1
       guard span >= 0.6 * nominal, !isInner || span <= 1.6 * nominal else { return }
     }
-    guard isFromOneEncoder(pending) else { return }
     var symbols = ""
     var text = ""
     var previous: Character?
@@ -268,19 +261,6 @@ struct ToneInterpreter {
           plan: plan.name, kind: plan.kind.planKind, time: pending[0].start,
           duration: pending.last!.end - pending[0].start,
           text: text, symbols: symbols)))
-  }
-
-  /// Whether `tones` are off their nominal frequencies by much the same
-  /// share (`sequenceErrorSpread`), as one encoder's are.
-  private func isFromOneEncoder(_ tones: [ToneRun]) -> Bool {
-    var lowest = Double.infinity
-    var highest = -Double.infinity
-    for tone in tones {
-      let error = tone.frequencies.0 / plan.symbols[tone.symbol].frequencies[0] - 1
-      lowest = min(lowest, error)
-      highest = max(highest, error)
-    }
-    return highest - lowest <= Self.sequenceErrorSpread
   }
 
   /// Handshake: every character tone must follow a marker tone.

@@ -46,28 +46,6 @@ import TonePlans
     }
   }
 
-  /// Notes an octave apart trilled near EIA's 4 and 0, each off its tone
-  /// by its own share (1.2 % high and 1.2 % low), are no call; the same
-  /// tones all 1.2 % low, as one encoder's slow clock sends them, are.
-  @Test func aCallWhoseTonesAreEachOffByTheirOwnShareIsNoCall() throws {
-    for isOneEncoder in [true, false] {
-      var signal = TestSignal(sampleRate: 8_000)
-      signal.silence(0.5)
-      for (index, segment) in try TonePlan.eia.schedule(for: "40404", sampleRate: 8_000)
-        .enumerated()
-      {
-        let scale = isOneEncoder || index.isMultiple(of: 2) ? 0.988 : 1.012
-        signal.tone(
-          segment.frequencies.map { $0 * scale }, amplitudes: [0.3], duration: segment.duration)
-        signal.silence(segment.gap)
-      }
-      signal.silence(0.5)
-      signal.addNoise(snr: 20, relativeTo: 0.3)
-      let texts = try signal.decode([.eia]).sequences.map(\.text)
-      #expect(texts == (isOneEncoder ? ["40404"] : []), "one encoder: \(isOneEncoder)")
-    }
-  }
-
   @Test func repeatToneIsReportedRawAndExpanded() throws {
     let events = try Self.signal(.ccir1, calls: ["12335"]).decode([.ccir1])
     try #require(events.sequences.count == 1)
