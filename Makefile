@@ -9,10 +9,11 @@ DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	asterisk-core-sounds-en-g722 asterisk-core-sounds-es-g722 asterisk-core-sounds-fr-g722 asterisk-moh-opsound-wav \
 	asterisk-prompt-fr-armelle asterisk-prompt-es-co festvox-ru fillets-ng-data-cs codec2-examples
 # Real music for the howl guard's evaluation (Scripts/music_corpus.py): orchestral, game, tracker,
-# electronic, adventure, rock, classical and hold music, and sampled instruments for held notes.
+# electronic, adventure, rock, classical and hold music, and sampled instruments for held notes;
+# supertux-data's tracks are the tone talk-off's independent music (Scripts/real_talkoff_eval.py).
 MUSIC_PACKAGES := wesnoth-1.16-music hedgewars-data fb-music-high warzone2100-music drascula-music \
 	fretsonfire-songs-muldjord fretsonfire-songs-sectoid singularity-music unknown-horizons \
-	csoundqt-examples fluidsynth fluid-soundfont-gm
+	csoundqt-examples fluidsynth fluid-soundfont-gm supertux-data
 RELEASE_BIN := .build/release/micloop
 # The corpora the evaluations build from Debian packages, kept between clones (Scripts/real_corpus.py).
 CORPUS_CACHE := $(or $(MICLOOP_CORPUS_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/micloop)
@@ -141,7 +142,8 @@ real-talk-eval: build
 	$(PYTHON) Scripts/real_talk_eval.py --micloop $(RELEASE_BIN) $(REAL_TALK_EVAL)
 
 ## real-talkoff-eval: 276 minutes of recorded speech (137 of it men's) and 12 of music on hold at 8 and 16 kHz must decode as no DTMF key, call, page or signal,
-## 26 minutes of real music as no DTMF key and no more calls or pages than today (peers' keys counted, not placed: --place-peers)
+## 26 minutes of real music as no DTMF key and no more calls than today, 98 minutes of independent music (supertux-data)
+## as no more keys, calls or sub-tones than today (peers' keys counted, not placed: --place-peers)
 real-talkoff-eval: build
 	$(STAGE_STARTED)
 	$(PYTHON) Scripts/real_talkoff_eval.py --micloop $(RELEASE_BIN) $(REAL_EVAL)
