@@ -177,7 +177,7 @@ feedback-eval: build
 	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval \
 	  --music $(MUSIC_CORPUS) --music-seconds 30 --check
 
-## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line, station requests), the same 89,000 inputs every run
+## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line, station requests), the same 86,000 inputs every run
 fuzz-check: setup
 	$(STAGE_STARTED)
 	SWIFT=$(SWIFT) bash Scripts/fuzz.sh check

@@ -13,7 +13,7 @@
 set -euo pipefail
 mode=${1:-60}
 shift || true
-declare -A checkRuns=([AudioFileFuzzer]=20000 [FileJobFuzzer]=8000 [TonePlanFuzzer]=30000
+declare -A checkRuns=([AudioFileFuzzer]=20000 [FileJobFuzzer]=5000 [TonePlanFuzzer]=30000
   [CommandLineFuzzer]=1000 [HTTPRequestFuzzer]=30000)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(AudioFileFuzzer FileJobFuzzer TonePlanFuzzer CommandLineFuzzer HTTPRequestFuzzer)
