@@ -123,13 +123,6 @@ def independent_music_tracks():
     return sorted(tracks)
 
 
-def decoded_track(path):
-    """A compressed track as mono samples at the corpus rate (ffmpeg)."""
-    raw = subprocess.run(["ffmpeg", "-loglevel", "quiet", "-i", path, "-ac", "1", "-ar", str(real_corpus.RATE),
-                          "-f", "f32le", "-"], capture_output=True).stdout
-    return np.frombuffer(raw, dtype="<f4").astype(np.float64)
-
-
 def track_seconds(path):
     out = subprocess.run(["ffprobe", "-v", "quiet", "-show_entries", "format=duration", "-of", "csv=p=0", path],
                          capture_output=True, text=True).stdout
@@ -186,7 +179,7 @@ def build(directory, wide_directory=None):
             length = track_seconds(track)
             pieces = [(a, min(length, a + MUSIC_BLOCK), f"{name} at {a:.0f} s")
                       for a in np.arange(0, length, MUSIC_BLOCK)]
-            sources.append(("music", name, lambda t=track: decoded_track(t), pieces, None))
+            sources.append(("music", name, lambda t=track: real_corpus.decode_inputs([["-i", t]])[0], pieces, None))
         if which != real_corpus.INDEPENDENT:
             for group, kind, name, _, _ in music_corpus.CLIPS:
                 if group != which:
@@ -443,18 +436,15 @@ def failures(runs, speech_minutes):
     keys = count(runs, "micloop", "dtmf", "keys") + count(runs, "micloop", "all", "keys") - independent_keys
     music_calls = corpus_music_calls(runs)
     calls = count(runs, "micloop", "all", "calls") - music_calls - independent_calls
-    if music_calls > FLOOR_MUSIC_CORPUS_CALLS:
-        problems.append(f"{music_calls} false calls, pages or signals on the real-music clips > "
-                        f"{FLOOR_MUSIC_CORPUS_CALLS} (today's floor)")
-    if independent_keys > FLOOR_INDEPENDENT_MUSIC_KEYS:
-        problems.append(f"{independent_keys} false DTMF keys on the independent music > "
-                        f"{FLOOR_INDEPENDENT_MUSIC_KEYS} (today's floor)")
-    if independent_calls > FLOOR_INDEPENDENT_MUSIC_CALLS:
-        problems.append(f"{independent_calls} false calls, pages or signals on the independent music > "
-                        f"{FLOOR_INDEPENDENT_MUSIC_CALLS} (today's floor)")
-    if independent_subtones > FLOOR_INDEPENDENT_MUSIC_SUBTONES:
-        problems.append(f"{independent_subtones} false CTCSS sub-tones on the radio-filtered independent music > "
-                        f"{FLOOR_INDEPENDENT_MUSIC_SUBTONES} (today's floor)")
+    for found, floor, what in (
+            (music_calls, FLOOR_MUSIC_CORPUS_CALLS, "false calls, pages or signals on the real-music clips"),
+            (independent_keys, FLOOR_INDEPENDENT_MUSIC_KEYS, "false DTMF keys on the independent music"),
+            (independent_calls, FLOOR_INDEPENDENT_MUSIC_CALLS,
+             "false calls, pages or signals on the independent music"),
+            (independent_subtones, FLOOR_INDEPENDENT_MUSIC_SUBTONES,
+             "false CTCSS sub-tones on the radio-filtered independent music")):
+        if found > floor:
+            problems.append(f"{found} {what} > {floor} (today's floor)")
     subtones = count(runs, "micloop", "ctcss", "subtones") - independent_subtones
     if keys > TARGET_FALSE_KEYS:
         problems.append(f"{keys} false DTMF keys > {TARGET_FALSE_KEYS}")
