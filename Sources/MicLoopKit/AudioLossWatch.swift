@@ -59,8 +59,31 @@ struct AudioLossWatch {
     guard hasSettled || time - pause.since >= Self.longestBurst else { return nil }
     pending = nil
     steadySince = nil
-    let lost = (time - pause.before.time) - Double(frames - pause.before.frames) / sampleRate
-    return lost >= Self.smallestLoss ? (lost, pause.cause) : nil
+    // A stream still held up when the burst is surely over is reported up
+    // to now and watched on: what it loses from here is measured from here.
+    if !hasSettled && arrived < cycle * Self.flowingRatio {
+      pending = ((frames, time), time, pause.cause)
+    }
+    return loss(from: pause.before, to: (frames, time), cause: pause.cause)
+  }
+
+  /// The loss still being measured when the stream ends at `time` with
+  /// `frames` arrived (a job stopped while the loop waited on playback):
+  /// all of it is known now.
+  mutating func finish(frames: Int64, at time: Double) -> (
+    seconds: Double, cause: AudioLossCause
+  )? {
+    guard let pause = pending else { return nil }
+    pending = nil
+    return loss(from: pause.before, to: (frames, time), cause: pause.cause)
+  }
+
+  /// Wall time between two arrivals less the audio that came between them.
+  private func loss(from before: Arrival, to now: Arrival, cause: AudioLossCause) -> (
+    seconds: Double, cause: AudioLossCause
+  )? {
+    let lost = (now.time - before.time) - Double(now.frames - before.frames) / sampleRate
+    return lost >= Self.smallestLoss ? (lost, cause) : nil
   }
 
   /// The process was just found to have been held, or playback to have

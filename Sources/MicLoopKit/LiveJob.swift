@@ -321,6 +321,11 @@ public final class LiveJob<Backend: DuplexBackend> {
       }
       session = back
     }
+    let endFrames = Int64(processor.framesProcessed.load(ordering: .acquiring))
+    if let lost = lossWatch.finish(frames: endFrames, at: MonotonicClock.seconds) {
+      observer.handle(
+        .audioLost(time: Double(endFrames) / rate, seconds: lost.seconds, cause: lost.cause))
+    }
     // A job that stopped while it waited, or ended on another failure,
     // still ends its meter.
     if reconnects && (stoppedWhileWaiting || outcome.failure != nil) {

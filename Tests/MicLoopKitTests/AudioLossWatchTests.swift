@@ -84,4 +84,24 @@ import Testing
       #expect(reports.first?.cause == .underrun)
     }
   }
+
+  /// The restarted stream never came back before the job ended (a loaded
+  /// server): the stall is reported in pieces while it lasts, and the rest
+  /// when the job ends, so the pieces add up to all of it.
+  @Test(arguments: [2.0, 4.5, 9.0])
+  func aStallThatOutlastsTheBurstIsReportedWhole(stall: Double) {
+    var loss = AudioLossWatch(sampleRate: Self.rate)
+    var frames: Int64 = 0
+    _ = Self.run(&loss, from: 0, frames: &frames, seconds: 1)
+    loss.suspect(.underrun)
+    var reports = [Double]()
+    var time = 1.0
+    while time < 1 + stall {
+      time += 0.02
+      if let lost = loss.observe(frames: frames, at: time) { reports.append(lost.seconds) }
+    }
+    if let lost = loss.finish(frames: frames, at: time) { reports.append(lost.seconds) }
+    #expect(abs(reports.reduce(0, +) - stall) < 0.05, "\(reports)")
+    #expect(loss.finish(frames: frames, at: time + 1) == nil)
+  }
 }
