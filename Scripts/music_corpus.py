@@ -11,8 +11,11 @@ file this script writes: three notes at a time, each held 4-8 s, with
 the swells of a player's expression). Everything is deterministic and
 cached in the output folder.
 
-Usage: music_corpus.py OUTPUT_DIR      writes OUTPUT_DIR/{tune,check}/KIND-NAME.wav
-                                        and OUTPUT_DIR/index.tsv (group, kind, name, source)
+Usage: music_corpus.py [OUTPUT_DIR]    writes OUTPUT_DIR/{tune,check}/KIND-NAME.wav
+                                        and OUTPUT_DIR/index.tsv (group, kind, name, source);
+                                        by default `music-corpus` in the corpus cache
+                                        (`real_corpus.CACHE_ROOT`), which it prints
+       music_corpus.py --path           prints that default folder
 """
 import hashlib
 import os
@@ -21,6 +24,8 @@ import subprocess
 import sys
 
 import numpy as np
+
+import real_corpus
 
 RATE = 48_000
 SECONDS = 60
@@ -36,6 +41,8 @@ FRETS = "/usr/share/games/fretsonfire/data/songs"
 SINGULARITY = "/usr/share/games/singularity/music"
 HORIZONS = "/usr/share/unknown-horizons/content/audio/music"
 CSOUND = "/usr/share/csoundqt/Examples/SourceMaterials"
+# Where the evaluations keep it, beside the recorded-speech corpus, between clones.
+DEFAULT_OUTPUT = os.path.join(real_corpus.CACHE_ROOT, "music-corpus")
 
 # (group, kind, name, path or ("gm", program), start second). Only these files are read.
 CLIPS = [
@@ -169,6 +176,9 @@ def build(output):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if sys.argv[1:] == ["--path"]:
+        print(DEFAULT_OUTPUT)
+    elif len(sys.argv) > 2 or sys.argv[1:2] and sys.argv[1].startswith("-"):
         raise SystemExit(__doc__)
-    build(sys.argv[1])
+    else:
+        build(sys.argv[1] if len(sys.argv) == 2 else DEFAULT_OUTPUT)

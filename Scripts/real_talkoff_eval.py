@@ -98,7 +98,7 @@ WIDE_RATE = 48000
 MUSIC_BLOCK = 5.0  # seconds: the stretches of music named in the list of false decodes
 # The real music of the howl guard's evaluation (`music_corpus.py`: 26 clips of 60 s, orchestral, game,
 # tracker and rock music, held notes of sampled instruments, in tune and check groups), built here once.
-MUSIC_CORPUS = os.path.join(real_corpus.CACHE_ROOT, "music-corpus")
+MUSIC_CORPUS = music_corpus.DEFAULT_OUTPUT
 PLACE_RESOLUTION = 0.05  # seconds: how finely a peer's false key is placed
 CORPUS_VERSION = 1
 PART_MINUTES = 10  # a voice's recordings are cut into files this long: a peer's false keys are placed by bisection
