@@ -8,9 +8,9 @@ DEBIAN_PACKAGES := libasound2-dev libfftw3-dev libsndfile1-dev pkg-config \
 	pipewire pipewire-bin wireplumber dbus libspa-0.2-dev pipewire-jack chromium chromium-driver prometheus \
 	asterisk-core-sounds-en-g722 asterisk-core-sounds-es-g722 asterisk-core-sounds-fr-g722 asterisk-moh-opsound-wav \
 	asterisk-prompt-fr-armelle asterisk-prompt-es-co festvox-ru fillets-ng-data-cs codec2-examples
-# Real music for the howl guard's evaluation (Scripts/music_corpus.py): orchestral, game, tracker,
+# Real music for the howl guard's evaluation (Scripts/eval/music_corpus.py): orchestral, game, tracker,
 # electronic, adventure, rock, classical and hold music, and sampled instruments for held notes;
-# supertux-data's tracks are the tone talk-off's independent music (Scripts/real_talkoff_eval.py).
+# supertux-data's tracks are the tone talk-off's independent music (Scripts/eval/real_talkoff_eval.py).
 MUSIC_PACKAGES := wesnoth-1.16-music hedgewars-data fb-music-high warzone2100-music drascula-music \
 	fretsonfire-songs-muldjord fretsonfire-songs-sectoid singularity-music unknown-horizons \
 	csoundqt-examples fluidsynth fluid-soundfont-gm supertux-data
@@ -111,52 +111,52 @@ consumer-check: setup
 ## talk-eval: talk detection on synthetic speech in noise; fails below the targets
 talk-eval: build
 	$(STAGE_STARTED)
-	$(PYTHON) Scripts/talk_eval.py --micloop $(RELEASE_BIN) --check
+	$(PYTHON) Scripts/eval/talk_eval.py --micloop $(RELEASE_BIN) --check
 
 ## room-eval: talk detection with babble, keyboard, traffic, music and a fan; fails below the targets
 room-eval: build
 	$(STAGE_STARTED)
-	$(PYTHON) Scripts/room_eval.py --micloop $(RELEASE_BIN) --check
+	$(PYTHON) Scripts/eval/room_eval.py --micloop $(RELEASE_BIN) --check
 
 ## talkoff-eval: ten minutes of speech and four of synthesized chords must decode as no tone in any plan
 talkoff-eval: build
 	$(STAGE_STARTED)
-	$(PYTHON) Scripts/talkoff_eval.py --micloop $(RELEASE_BIN) --check
+	$(PYTHON) Scripts/eval/talkoff_eval.py --micloop $(RELEASE_BIN) --check
 
 ## ctcss-eval: all 50 CTCSS tones under speech, found and timed; fails unless all are under a radio's voice
 ctcss-eval: build
 	$(STAGE_STARTED)
-	$(PYTHON) Scripts/ctcss_eval.py --micloop $(RELEASE_BIN) --check
+	$(PYTHON) Scripts/eval/ctcss_eval.py --micloop $(RELEASE_BIN) --check
 
 ## channel-eval: 5-tone and DTMF through FM links (15/8/6 dB CNR) and phone codecs, beside multimon-ng and spandsp
 channel-eval: build
 	$(STAGE_STARTED)
-	$(PYTHON) Scripts/channel_eval.py --micloop $(RELEASE_BIN) --check
+	$(PYTHON) Scripts/eval/channel_eval.py --micloop $(RELEASE_BIN) --check
 
 ## real-talk-eval: talk detection on recorded speech (quiet, babble, music, TV, café; reverberant, level changes), women's prompts and men's and women's voices per group, beside WebRTC and Silero VAD
 real-talk-eval: build
 	$(STAGE_STARTED)
-	$(PYTHON) Scripts/real_talk_eval.py --micloop $(RELEASE_BIN) $(REAL_TALK_EVAL)
+	$(PYTHON) Scripts/eval/real_talk_eval.py --micloop $(RELEASE_BIN) $(REAL_TALK_EVAL)
 
 ## real-talkoff-eval: 276 minutes of recorded speech (137 of it men's) and 12 of music on hold at 8 and 16 kHz must decode as no DTMF key, call, page or signal,
 ## 26 minutes of real music as no DTMF key and no more calls than today, 98 minutes of independent music (supertux-data)
 ## as no more keys, calls or sub-tones than today (peers' keys counted, not placed: --place-peers)
 real-talkoff-eval: build
 	$(STAGE_STARTED)
-	$(PYTHON) Scripts/real_talkoff_eval.py --micloop $(RELEASE_BIN) $(REAL_EVAL)
+	$(PYTHON) Scripts/eval/real_talkoff_eval.py --micloop $(RELEASE_BIN) $(REAL_EVAL)
 
 ## real-keys-eval: 400 DTMF keys under recorded speech and under music through G.711, beside multimon-ng and spandsp;
 ## then the same with the speech and music 4-10 dB under the keys (--loud)
 real-keys-eval: build
 	$(STAGE_STARTED)
-	$(PYTHON) Scripts/real_keys_eval.py --micloop $(RELEASE_BIN) $(REAL_KEYS_EVAL)
-	$(PYTHON) Scripts/real_keys_eval.py --micloop $(RELEASE_BIN) --loud $(REAL_KEYS_EVAL)
+	$(PYTHON) Scripts/eval/real_keys_eval.py --micloop $(RELEASE_BIN) $(REAL_KEYS_EVAL)
+	$(PYTHON) Scripts/eval/real_keys_eval.py --micloop $(RELEASE_BIN) --loud $(REAL_KEYS_EVAL)
 
 ## record-eval: record --input on recorded prompts joined by pauses either side of the hang, in white noise at 30, 20
 ## and 10 dB SNR; fails when an onset falls outside every file, or at 20 dB or more a transmission is not one file
 record-eval: build
 	$(STAGE_STARTED)
-	$(PYTHON) Scripts/record_eval.py --micloop $(RELEASE_BIN) --check
+	$(PYTHON) Scripts/eval/record_eval.py --micloop $(RELEASE_BIN) --check
 
 ## station-check: the monitoring station in headless Chromium (bar, keys, a recording played) and scraped
 ## by Prometheus on a private PulseAudio server, and promtool on the documented alert rules
@@ -169,11 +169,11 @@ station-check: build
 ## fails when a check regresses
 feedback-eval: build
 	$(STAGE_STARTED)
-	@test -f .build/feedback-eval/music.wav || $(PYTHON) Scripts/feedback_signals.py .build/feedback-eval
-	@# The real music is built once into the corpus cache (Scripts/real_corpus.py says where).
-	$(PYTHON) Scripts/music_corpus.py
+	@test -f .build/feedback-eval/music.wav || $(PYTHON) Scripts/eval/feedback_signals.py .build/feedback-eval
+	@# The real music is built once into the corpus cache (Scripts/eval/real_corpus.py says where).
+	$(PYTHON) Scripts/eval/music_corpus.py
 	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval \
-	  --music "$$($(PYTHON) Scripts/music_corpus.py --path)" --music-seconds 30 --check
+	  --music "$$($(PYTHON) Scripts/eval/music_corpus.py --path)" --music-seconds 30 --check
 
 ## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line, station requests), the same 86,000 inputs every run
 fuzz-check: setup

@@ -18,6 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Scripts", "eval"))
 import native  # noqa: E402
 import servers  # noqa: E402
 import station_stress  # noqa: E402
@@ -440,13 +441,13 @@ def tones_section(micloop, work, runs):
         lines.append(f"| {label} | {'must decode' if accept else 'must not decode'} | " + " | ".join(cells) + " |")
 
     speech = os.path.join(work, "speech.wav")
-    talkoff = sh([sys.executable, os.path.join(HERE, "..", "Scripts", "talkoff_eval.py"),
+    talkoff = sh([sys.executable, os.path.join(HERE, "..", "Scripts", "eval", "talkoff_eval.py"),
                   "--micloop", micloop, "--keep", speech]).stdout.strip().splitlines()
     narrow = os.path.join(work, "speech-8k.wav")
     sh(["sox", "-V1", speech, "-r", "8000", "-b", "16", narrow])
     minutes = float(np.round(os.path.getsize(narrow) / 2 / 8000 / 60, 1))
     lines += ["", f"Talk-off: {minutes} minutes of espeak-ng speech (8 voices, -3 dBFS peaks; "
-              "`Scripts/talkoff_eval.py`, also run by `make test`), resampled to 8 kHz for all three:", "",
+              "`Scripts/eval/talkoff_eval.py`, also run by `make test`), resampled to 8 kHz for all three:", "",
               "| decoder | false DTMF keys |", "|---|---|"]
     for name, make in decoders:
         lines.append(f"| {name} | {len(decoded_keys(make(narrow)))} |")
@@ -456,18 +457,18 @@ def tones_section(micloop, work, runs):
 
 
 def channel_section(micloop, work):
-    sys.path.insert(0, os.path.join(HERE, "..", "Scripts"))
+    sys.path.insert(0, os.path.join(HERE, "..", "Scripts", "eval"))
     import channel_eval
 
     directory = os.path.join(work, "channels")
     os.makedirs(directory, exist_ok=True)
     rows, subtones = channel_eval.evaluate(micloop, 16, 1, directory)
-    ctcss = sh([sys.executable, os.path.join(HERE, "..", "Scripts", "ctcss_eval.py"),
+    ctcss = sh([sys.executable, os.path.join(HERE, "..", "Scripts", "eval", "ctcss_eval.py"),
                 "--micloop", micloop]).stdout.strip().splitlines()
     return [
         "## Tones through radio and telephone channels",
         "",
-        "`Scripts/channel_eval.py` (also run by `make test`, which fails as its `failures` says: any 5-tone, "
+        "`Scripts/eval/channel_eval.py` (also run by `make test`, which fails as its `failures` says: any 5-tone, "
         "page or siren miss or extra, any extra key on a telephone line): 5-tone calls, "
         "DTMF, two-tone pages and siren signals sent over a simulated narrow-band FM link at 15, 8 and 6 dB "
         "carrier-to-noise ratio (pre/de-emphasis, deviation limiting, discriminator clicks, squelch bursts, "
@@ -486,7 +487,7 @@ def channel_section(micloop, work):
         "",
         "## CTCSS under speech",
         "",
-        "`Scripts/ctcss_eval.py` (also run by `make test`, which fails unless every radio case counts): each "
+        "`Scripts/eval/ctcss_eval.py` (also run by `make test`, which fails unless every radio case counts): each "
         "of the 50 standard tones, up to 0.4 % off, 15-20 dB under espeak-ng speech (four voices) from 0.5 s "
         "to the end of a 5 s file; it counts when exactly one tone is reported, on the right frequency, its "
         "start within 250 ms. Radio: the speech through a transmitter's 300 Hz sub-audible filter; gentle: "
@@ -496,11 +497,11 @@ def channel_section(micloop, work):
 
 
 def talk_section(micloop):
-    out = sh([sys.executable, os.path.join(HERE, "..", "Scripts", "talk_eval.py"), "--micloop", micloop])
+    out = sh([sys.executable, os.path.join(HERE, "..", "Scripts", "eval", "talk_eval.py"), "--micloop", micloop])
     return [
         "## Talk detection on speech in noise",
         "",
-        "`Scripts/talk_eval.py` (also run by `make test`, which fails below the targets): espeak-ng speech "
+        "`Scripts/eval/talk_eval.py` (also run by `make test`, which fails below the targets): espeak-ng speech "
         "(6 voices, 4 speeds, sentences of 1-17 words, pauses of 0.5-3 s), mixed with white, pink and brown "
         "noise and 50 Hz hum (with 150 and 250 Hz harmonics) at 30/20/10/5 dB SNR (active-speech RMS to noise "
         "RMS), speech peaks at -12 and -30 dBFS, default settings. F1 of \"talking\" on 10 ms frames, ignoring "
@@ -511,11 +512,11 @@ def talk_section(micloop):
 
 
 def room_section(micloop):
-    out = sh([sys.executable, os.path.join(HERE, "..", "Scripts", "room_eval.py"), "--micloop", micloop, "--peers"])
+    out = sh([sys.executable, os.path.join(HERE, "..", "Scripts", "eval", "room_eval.py"), "--micloop", micloop, "--peers"])
     return [
         "## Talk detection in real rooms: micloop vs WebRTC VAD and Silero VAD",
         "",
-        "`Scripts/room_eval.py` (micloop's targets are checked by `make test`): espeak-ng speech in English, German, "
+        "`Scripts/eval/room_eval.py` (micloop's targets are checked by `make test`): espeak-ng speech in English, German, "
         "French and Spanish, male and female, pauses of 0.8-3 s, the talker's level varying +-8 dB, speech peaks at "
         "-20 and -38 dBFS, every other track reverberant (RT60 0.4 s), mixed at 10, 5 and 0 dB SNR with babble "
         "(6 other voices), keyboard clicks, traffic (brown noise swelling +-10 dB), music (chords with harmonics and "
@@ -530,12 +531,12 @@ def room_section(micloop):
 
 def real_section(micloop):
     """Talk and tones on recorded speech and music, beside the peers."""
-    scripts = os.path.join(HERE, "..", "Scripts")
+    scripts = os.path.join(HERE, "..", "Scripts", "eval")
     lines = [
         "## Recorded speech and music: talk beside WebRTC VAD and Silero VAD, DTMF beside multimon-ng and spandsp",
         "",
         "Built from Debian's recorded telephone prompts (three professional speakers, English, Spanish, French) and "
-        "three music-on-hold tracks (`Scripts/real_corpus.py`; Docs/TESTING.md says which files, and how each falls "
+        "three music-on-hold tracks (`Scripts/eval/real_corpus.py`; Docs/TESTING.md says which files, and how each falls "
         "into a tuning half or a check half). Each table shows both halves, and a third group: two more speakers "
         "(French and Colombian Spanish, 8 kHz GSM prompts) on which no setting was ever chosen.",
         "",
@@ -583,7 +584,7 @@ def feedback_section(micloop):
     evaluator = os.path.join(os.path.dirname(micloop), "micloop-feedback-eval")
     signals = os.path.join(root, ".build", "feedback-eval")
     if not os.path.exists(os.path.join(signals, "music.wav")):
-        sh([sys.executable, os.path.join(root, "Scripts", "feedback_signals.py"), signals])
+        sh([sys.executable, os.path.join(root, "Scripts", "eval", "feedback_signals.py"), signals])
     def tables(section):
         """Each table the evaluator prints, after the line that says what it is."""
         out = sh([evaluator, "--rooms", os.path.join(root, "Tests", "Fixtures", "rooms"), "--signals", signals,

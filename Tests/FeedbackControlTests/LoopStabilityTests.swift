@@ -41,7 +41,7 @@ import Testing
   }
 
   /// The committed rooms, after micloop loopback's 768 frames of buffering,
-  /// as Scripts/room_impulse_responses.py reports them.
+  /// as Scripts/eval/room_impulse_responses.py reports them.
   @Test(arguments: [("living", 3.35, 3164.0), ("office", 5.10, 2292.0), ("hall", 9.12, 2151.0)])
   func theRoomsHaveTheirPublishedLimits(room: String, gain: Double, frequency: Double) throws {
     let response = try RoomFixtures.response(room)

@@ -9,7 +9,7 @@
 //
 // Usage: micloop-feedback-eval --rooms DIR --signals DIR [--only SECTION]
 //        [--check] [--set NAME=VALUE ...]
-// (`make feedback-eval` makes the signals with Scripts/feedback_signals.py
+// (`make feedback-eval` makes the signals with Scripts/eval/feedback_signals.py
 // and runs it with --check: exit 1 when a target is missed.)
 import AudioFiles
 import FeedbackControl
@@ -77,7 +77,7 @@ func fixed(_ value: Double, _ places: Int = 1) -> String {
 var arguments = Array(CommandLine.arguments.dropFirst())
 var roomsDirectory = ""
 var signalsDirectory = ""
-/// The real-music corpus (`Scripts/music_corpus.py`): its index.tsv and WAVs.
+/// The real-music corpus (`Scripts/eval/music_corpus.py`): its index.tsv and WAVs.
 var musicDirectory: String?
 /// Only the clips of this group (`tune` or `check`), to try a setting quickly.
 var musicGroup: String?
@@ -191,7 +191,7 @@ struct MusicClip {
 let musicClips: [MusicClip] = {
   guard let musicDirectory else { return [] }
   guard let index = try? String(contentsOfFile: musicDirectory + "/index.tsv", encoding: .utf8)
-  else { fail("no \(musicDirectory)/index.tsv: run Scripts/music_corpus.py") }
+  else { fail("no \(musicDirectory)/index.tsv: run Scripts/eval/music_corpus.py") }
   return index.split(separator: "\n").map { line -> MusicClip in
     let fields = line.split(separator: "\t").map(String.init)
     guard fields.count >= 3 else { fail("\(musicDirectory)/index.tsv: a short line") }

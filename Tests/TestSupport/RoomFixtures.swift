@@ -2,7 +2,7 @@ import AudioFiles
 import Foundation
 
 /// The simulated rooms' impulse responses committed in Tests/Fixtures/rooms
-/// (made by Scripts/room_impulse_responses.py): living, office, hall.
+/// (made by Scripts/eval/room_impulse_responses.py): living, office, hall.
 public enum RoomFixtures {
   /// The three rooms' names.
   public static let names = ["living", "office", "hall"]

@@ -8,7 +8,7 @@ the hang are one), the files micloop made, and for each transmission the
 onset margin (its first audible sample minus its file's first sample), the
 onsets that fell outside every file, and transmissions split in two.
 
-    python3 Scripts/record_eval.py [--micloop .build/release/micloop] [--snr 30 20 10] [--check]
+    python3 Scripts/eval/record_eval.py [--micloop .build/release/micloop] [--snr 30 20 10] [--check]
 
 With --check it fails (exit 1) when an onset falls outside every file at
 any SNR, or when at 20 dB SNR or more the files are not the transmissions

@@ -54,7 +54,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "Bench"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "Bench"))
 import channels  # noqa: E402
 import real_corpus  # noqa: E402
 import signalling  # noqa: E402

@@ -25,7 +25,7 @@ active-speech RMS to background RMS.
 
 Truth comes from the dry, clean recording: a 10 ms frame is speech when it
 is within 30 dB of the loudest frame of its phrase, and pauses under
-250 ms are bridged. Scoring as Scripts/room_eval.py: frame F1 ignoring
+250 ms are bridged. Scoring as Scripts/eval/room_eval.py: frame F1 ignoring
 100 ms around every true boundary; false talk is the share of frames
 100 ms or more away from speech marked talk; segments per utterance is
 the mean number of detected segments overlapping each true speech segment

@@ -17,7 +17,7 @@ office, a street and a living room:
   pause longer than 0.45 s (8-15 s of continuous speech, one segment of
   truth each), at 10 and 5 dB SNR in every noise.
 
-Scored like Scripts/talk_eval.py (10 ms frames, 100 ms collar around each
+Scored like Scripts/eval/talk_eval.py (10 ms frames, 100 ms collar around each
 true boundary), plus false talk: the fraction of non-speech frames marked
 talk. WebRTC VAD (mode 1, 30 ms frames) and Silero VAD (its library
 defaults: threshold 0.5, release 0.35, 100 ms minimum silence, 250 ms

@@ -27,7 +27,7 @@ Decoded with
   decode counts;
 * CTCSS only on radio-filtered audio (a transmitter's 300 Hz sub-audible
   high-pass: 6th-order elliptic, 40 dB down below it, as
-  Scripts/ctcss_eval.py), where a voice or a bass line cannot sit on the
+  Scripts/eval/ctcss_eval.py), where a voice or a bass line cannot sit on the
   sub-tones; CTCSS on the music as it is (full band) is reported apart, for
   information only;
 * spandsp's `dtmf_rx` (Bench/dtmf_rx.c, default settings, 8 kHz) and

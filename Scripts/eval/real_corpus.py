@@ -60,7 +60,7 @@ import numpy as np
 from scipy.signal import resample_poly
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 CACHE_ROOT = os.environ.get("MICLOOP_CORPUS_CACHE") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "micloop")
 CACHE = os.path.join(CACHE_ROOT, "real-corpus")

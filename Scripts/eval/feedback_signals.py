@@ -11,7 +11,7 @@ Writes into DIR, at 48 kHz, 32-bit float, mono, deterministic:
   bass; bass lines of 40-120 Hz notes; DTMF keys over a CTCSS sub-tone;
   long flute-like notes (nearly pure sines, slow attack); a 220 Hz saw.
 
-Usage: .build/venv/bin/python Scripts/feedback_signals.py DIR
+Usage: .build/venv/bin/python Scripts/eval/feedback_signals.py DIR
 """
 
 import os

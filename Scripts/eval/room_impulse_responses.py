@@ -35,7 +35,7 @@ pre-fill); micloop's own computation (`LoopStability` in SignalDSP, which
 interpolates between grid points) agrees within 0.05 dB. Each room's
 placement is the median of nine drawn at random (seeded) by the gain that
 eight ideal notches would add, so the rooms are neither the easiest nor
-the hardest of their kind. Usage: .build/venv/bin/python Scripts/room_impulse_responses.py [--output DIR]
+the hardest of their kind. Usage: .build/venv/bin/python Scripts/eval/room_impulse_responses.py [--output DIR]
 """
 
 import argparse
@@ -237,7 +237,7 @@ def write_float_wav(path, samples):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", default=os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Fixtures", "rooms"))
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "Fixtures", "rooms"))
     args = parser.parse_args()
     os.makedirs(args.output, exist_ok=True)
     rng = np.random.default_rng(SEED)

@@ -40,7 +40,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "Bench"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "Bench"))
 import channels  # noqa: E402
 import signalling  # noqa: E402
 from dtmf_corpus import score as score_keys  # noqa: E402
@@ -199,7 +199,7 @@ def score_calls(sent, decoded):
 
 def build_receiver(directory):
     receiver = os.path.join(directory, "dtmf_rx")
-    subprocess.run(["sh", "-c", f"cc -O2 -o {receiver} {os.path.join(HERE, '..', 'Bench', 'dtmf_rx.c')} "
+    subprocess.run(["sh", "-c", f"cc -O2 -o {receiver} {os.path.join(HERE, '..', '..', 'Bench', 'dtmf_rx.c')} "
                     "$(pkg-config --cflags --libs spandsp sndfile)"], check=True)
     return receiver
 
