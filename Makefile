@@ -170,10 +170,11 @@ station-check: build
 feedback-eval: build
 	$(STAGE_STARTED)
 	@test -f .build/feedback-eval/music.wav || $(PYTHON) Scripts/eval/feedback_signals.py .build/feedback-eval
-	@# The real music is built once into the corpus cache (Scripts/eval/real_corpus.py says where).
-	$(PYTHON) Scripts/eval/music_corpus.py
-	.build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval \
-	  --music "$$($(PYTHON) Scripts/eval/music_corpus.py --path)" --music-seconds 30 --check
+	@# The real music is built once into the corpus cache (Scripts/eval/real_corpus.py says where);
+	@# music_corpus.py prints its folder.
+	music=$$($(PYTHON) Scripts/eval/music_corpus.py) && \
+	  .build/release/micloop-feedback-eval --rooms Tests/Fixtures/rooms --signals .build/feedback-eval \
+	  --music "$$music" --music-seconds 30 --check
 
 ## fuzz-check: libFuzzer on each parser of untrusted input (audio files, whole file jobs, tone plans, the command line, station requests), the same 86,000 inputs every run
 fuzz-check: setup

@@ -16,15 +16,14 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Scripts"))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Scripts", "eval"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "Scripts"))
+sys.path.insert(0, os.path.join(HERE, "..", "Scripts", "eval"))
 import native  # noqa: E402
 import servers  # noqa: E402
 import station_stress  # noqa: E402
 from virtual_devices import VirtualDevices  # noqa: E402
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def sh(command, **kwargs):
@@ -457,7 +456,6 @@ def tones_section(micloop, work, runs):
 
 
 def channel_section(micloop, work):
-    sys.path.insert(0, os.path.join(HERE, "..", "Scripts", "eval"))
     import channel_eval
 
     directory = os.path.join(work, "channels")

@@ -12,10 +12,9 @@ the swells of a player's expression). Everything is deterministic and
 cached in the output folder.
 
 Usage: music_corpus.py [OUTPUT_DIR]    writes OUTPUT_DIR/{tune,check}/KIND-NAME.wav
-                                        and OUTPUT_DIR/index.tsv (group, kind, name, source);
+                                        and OUTPUT_DIR/index.tsv (group, kind, name, source),
                                         by default `music-corpus` in the corpus cache
-                                        (`real_corpus.CACHE_ROOT`), which it prints
-       music_corpus.py --path           prints that default folder
+                                        (`real_corpus.CACHE_ROOT`), and prints the folder
 """
 import hashlib
 import os
@@ -172,13 +171,13 @@ def build(output):
     with open(os.path.join(output, "index.tsv"), "w") as index:
         for row in rows:
             index.write("\t".join(row) + "\n")
-    print(f"music corpus: {len(rows)} clips of {SECONDS} s in {output}")
+    print(f"music corpus: {len(rows)} clips of {SECONDS} s in {output}", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--path"]:
-        print(DEFAULT_OUTPUT)
-    elif len(sys.argv) > 2 or sys.argv[1:2] and sys.argv[1].startswith("-"):
+    arguments = sys.argv[1:]
+    if len(arguments) > 1 or arguments and arguments[0].startswith("-"):
         raise SystemExit(__doc__)
-    else:
-        build(sys.argv[1] if len(sys.argv) == 2 else DEFAULT_OUTPUT)
+    output = arguments[0] if arguments else DEFAULT_OUTPUT
+    build(output)
+    print(output)

@@ -26,6 +26,8 @@ struct AudioLossWatch {
   static let smallestLoss = 0.05
 
   typealias Arrival = (frames: Int64, time: Double)
+  /// Seconds of audio lost, and what cost them.
+  typealias Loss = (seconds: Double, cause: AudioLossCause)
   let sampleRate: Double
   private var last: Arrival?
   private var beforeLast: Arrival?
@@ -39,8 +41,7 @@ struct AudioLossWatch {
   /// seconds), once a control cycle; returns the seconds of audio a pause
   /// or an underrun's recovery cost once they are known (at least
   /// `smallestLoss`), and which it was.
-  mutating func observe(frames: Int64, at time: Double) -> (seconds: Double, cause: AudioLossCause)?
-  {
+  mutating func observe(frames: Int64, at time: Double) -> Loss? {
     defer {
       beforeLast = last
       last = (frames, time)
@@ -70,18 +71,14 @@ struct AudioLossWatch {
   /// The loss still being measured when the stream ends at `time` with
   /// `frames` arrived (a job stopped while the loop waited on playback):
   /// all of it is known now.
-  mutating func finish(frames: Int64, at time: Double) -> (
-    seconds: Double, cause: AudioLossCause
-  )? {
+  mutating func finish(frames: Int64, at time: Double) -> Loss? {
     guard let pause = pending else { return nil }
     pending = nil
     return loss(from: pause.before, to: (frames, time), cause: pause.cause)
   }
 
   /// Wall time between two arrivals less the audio that came between them.
-  private func loss(from before: Arrival, to now: Arrival, cause: AudioLossCause) -> (
-    seconds: Double, cause: AudioLossCause
-  )? {
+  private func loss(from before: Arrival, to now: Arrival, cause: AudioLossCause) -> Loss? {
     let lost = (now.time - before.time) - Double(now.frames - before.frames) / sampleRate
     return lost >= Self.smallestLoss ? (lost, cause) : nil
   }

@@ -223,12 +223,15 @@ public final class LiveJob<Backend: DuplexBackend> {
     var handlers = LiveSession<Backend>.Handlers()
     let recording = self.recording
     var lossWatch = AudioLossWatch(sampleRate: rate)
+    func report(_ lost: AudioLossWatch.Loss, atFrame frames: Int64) {
+      observer.handle(
+        .audioLost(time: Double(frames) / rate, seconds: lost.seconds, cause: lost.cause))
+    }
     let measured = processor
     handlers.shouldStop = {
       let frames = Int64(measured.framesProcessed.load(ordering: .acquiring))
       if let lost = lossWatch.observe(frames: frames, at: MonotonicClock.seconds) {
-        observer.handle(
-          .audioLost(time: Double(frames) / rate, seconds: lost.seconds, cause: lost.cause))
+        report(lost, atFrame: frames)
       }
       return recording?.failure != nil || observer.shouldStop()
     }
@@ -323,8 +326,7 @@ public final class LiveJob<Backend: DuplexBackend> {
     }
     let endFrames = Int64(processor.framesProcessed.load(ordering: .acquiring))
     if let lost = lossWatch.finish(frames: endFrames, at: MonotonicClock.seconds) {
-      observer.handle(
-        .audioLost(time: Double(endFrames) / rate, seconds: lost.seconds, cause: lost.cause))
+      report(lost, atFrame: endFrames)
     }
     // A job that stopped while it waited, or ended on another failure,
     // still ends its meter.
