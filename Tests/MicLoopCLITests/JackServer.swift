@@ -117,14 +117,28 @@ final class JackServer {
   }
 
   /// Starts `aplay` playing `file` into the server through `jackout` (the
-  /// `plug` converts to the float samples the `jack` plugin takes).
+  /// `plug` converts to the float samples the `jack` plugin takes), at
+  /// normal priority: jackd runs the plugin's process callback on a
+  /// real-time thread of its own, and a player that jackd dropped spins on
+  /// its descriptors, which at real-time priority would starve every other
+  /// process of the machine.
   func play(_ file: String) throws -> SpawnedProcess {
-    try SpawnedProcess(
-      // The player's own buffering. A meter on `jackin` that got no period
-      // while a player asked for a second was jackd's stuck client, not
-      // the buffering (see `LiveAttempts`).
-      VirtualDevices.realTime + ["aplay", "-q", "-D", "plug:jackout", file],
-      environment: environment)
+    try SpawnedProcess(["aplay", "-q", "-D", "plug:jackout", file], environment: environment)
+  }
+
+  /// Waits for a player from `play` to finish, at most `seconds`: jackd
+  /// sometimes drops a client it left behind, and the `jack` plugin's
+  /// player then spins for good. Its output, and the server's log, are
+  /// added to `result`'s; a player that had to be stopped says
+  /// `LiveAttempts.playerStalled` there, a loss the server made.
+  func finish(
+    _ player: SpawnedProcess, into result: inout MicLoopBinary.Result, seconds: Double = 30
+  ) {
+    let played = player.result(killingAfter: seconds)
+    result.errorOutput += played.errorOutput + log
+    if !played.exitedNormally || played.status != 0 {
+      result.errorOutput += "\n\(LiveAttempts.playerStalled): aplay ended with \(played.status)"
+    }
   }
 
   /// Connects the output port of the micloop process `from` to the input

@@ -15,8 +15,12 @@ enum LiveAttempts {
   static func lostCapture(_ output: String) -> Bool {
     output.contains("capture overrun") || output.contains("\"bus\":\"input\"")
       || output.contains("underrun!!!") || output.contains("overrun!!!")
-      || output.contains("was not finished, state = Triggered")
+      || output.contains("was not finished, state = Triggered") || output.contains(playerStalled)
   }
+
+  /// What a test adds to the output when the server stopped serving its
+  /// player (see `JackServer.finish`).
+  static let playerStalled = "the player stalled"
 
   /// Runs `attempt` (its result, whether it met the test's expectations, and
   /// what micloop and the processes beside it printed) up to twice: again

@@ -10,8 +10,10 @@ import Testing
 /// the capture; that gap is the feeder's, not the recorder's, so zeros in
 /// the recording are passed over and counted. A recorder that drops or
 /// alters samples fails; with `allowingLoss`, played samples missing from
-/// the recording are passed over and counted too (see `expectExact`), but
-/// an altered or reordered sample still fails.
+/// the recording are passed over and counted too (see `expectExact`), and
+/// so are samples that come back twice: a JACK client that missed its
+/// cycle leaves its port holding a period it already gave. An altered
+/// sample, or one from further back, still fails.
 struct RecordingComparison {
   /// Played samples from the onset on.
   var expected = 0
@@ -21,6 +23,8 @@ struct RecordingComparison {
   var insertedSilence = 0
   /// Played samples passed over (only `allowingLoss`).
   var lost = 0
+  /// Played samples that came back a second time (only `allowingLoss`).
+  var repeated = 0
   /// The first played sample that came back different, and where.
   var mismatch: (played: Int, captured: Int)?
 
@@ -42,7 +46,11 @@ struct RecordingComparison {
         let resumed = Self.resumption(
           of: captured, at: capturedIndex, in: played, after: playedIndex)
       {
-        lost += resumed - playedIndex
+        if resumed > playedIndex {
+          lost += resumed - playedIndex
+        } else {
+          repeated += playedIndex - resumed
+        }
         playedIndex = resumed
         continue
       } else {
@@ -53,16 +61,17 @@ struct RecordingComparison {
     }
   }
 
-  /// Where in `played`, after `start` and within a second, the 32 recorded
-  /// samples from `index` on are found (noise does not repeat by chance).
+  /// Where in `played`, from `repeatLimit` before `start` to a second
+  /// after it, the 32 recorded samples from `index` on are found (noise
+  /// does not repeat by chance).
   private static func resumption(
     of captured: [Float], at index: Int, in played: [Float], after start: Int
   ) -> Int? {
     let length = 32
     guard index + length <= captured.count else { return nil }
     let probe = captured[index..<index + length]
-    for candidate in start..<min(played.count - length, start + 48_000)
-    where played[candidate] == probe.first
+    for candidate in max(0, start - repeatLimit)..<min(played.count - length, start + 48_000)
+    where candidate != start && played[candidate] == probe.first
       && played[candidate..<candidate + length].elementsEqual(probe)
     {
       return candidate
@@ -71,17 +80,23 @@ struct RecordingComparison {
   }
 
   /// Everything played came back, with less than a second of silence inserted.
-  var isExact: Bool { mismatch == nil && matched == expected && insertedSilence < 48_000 }
+  var isExact: Bool {
+    mismatch == nil && matched == expected && lost == 0 && repeated == 0 && insertedSilence < 48_000
+  }
+
+  /// How far back a repeated stretch may start: a few periods.
+  static let repeatLimit = 4_096
 
   /// What came back came back unaltered and in order, less than half a
-  /// second of it lost or filled with silence.
+  /// second of it lost, repeated or filled with silence.
   var isInOrder: Bool {
-    mismatch == nil && matched + lost == expected && insertedSilence + lost < 24_000
+    mismatch == nil && matched - repeated + lost == expected
+      && insertedSilence + lost + repeated < 24_000
   }
 
   var description: String {
     "\(matched) of \(expected) samples came back, \(insertedSilence) zeros inserted"
-      + (lost > 0 ? ", \(lost) lost" : "")
+      + (lost > 0 ? ", \(lost) lost" : "") + (repeated > 0 ? ", \(repeated) repeated" : "")
       + (mismatch.map { ", played sample \($0.played) differs from recorded sample \($0.captured)" }
         ?? "")
   }
@@ -114,35 +129,35 @@ struct RecordingComparison {
     } else {
       #expect(
         comparison.isInOrder,
-        "the server lost audio (its other client too), and micloop's recording is not in order: \(comparison.description); \(result.output)"
+        "audio was lost and reported, and micloop's recording is not in order: \(comparison.description); \(result.output)"
       )
     }
   }
 
   /// Records with `attempt` (the job's result) and compares, once more when
   /// the recording fell short and a loss was reported (see `LiveAttempts`);
-  /// then expects every sample of `played` in `recording`.
-  ///
-  /// With a `reference` (another recorder of the same source at the same
-  /// time): when the reference too lost part of `played`, the server lost
-  /// audio on its way to its clients (PipeWire's capture streams do, under
-  /// load, without an xrun), which counts as a reported loss; if it
-  /// happens again, micloop's recording must still hold what it got
-  /// unaltered and in order.
+  /// then expects every sample of `played` in `recording`, or, when the
+  /// second attempt too lost audio and said so, what it got unaltered and
+  /// in order. A loss is reported by micloop (a capture overrun: a JACK
+  /// client the server's clock left behind on a busy virtual machine
+  /// misses its cycle's data) or, with a `reference` (another recorder of
+  /// the same source at the same time), by the reference falling short too:
+  /// the server lost audio on its way to its clients, as PipeWire's capture
+  /// streams do under load without an xrun. A loss no one reported fails.
   static func expectExact(
     played: String, recording: String, reference: String? = nil,
     recordedBy attempt: () throws -> MicLoopBinary.Result
   ) throws {
-    let (result, comparison, serverLost) = try LiveAttempts.run {
+    let (result, comparison, lossReported) = try LiveAttempts.run {
       let result = try attempt()
       let comparison = (try? compare(played: played, recording: recording)) ?? nil
       let serverLost =
         reference.map { ((try? compare(played: played, recording: $0)) ?? nil)?.isExact != true }
         ?? false
       let lost = serverLost || LiveAttempts.lostCapture(result.output + result.errorOutput)
-      return ((result, comparison, serverLost), comparison?.isExact ?? false, lost)
+      return ((result, comparison, lost), comparison?.isExact ?? false, lost)
     }
-    guard serverLost, comparison?.isExact != true else {
+    guard lossReported, comparison?.isExact != true else {
       return try expect(comparison, isExact: true, result: result)
     }
     try expect(
@@ -187,5 +202,20 @@ struct RecordingComparison {
     let swapped = Array(noise[..<600]) + Array(noise[900..<1_200]) + Array(noise[600..<900])
     #expect(
       RecordingComparison(played: noise, captured: swapped, allowingLoss: true)?.isInOrder == false)
+  }
+
+  /// A period given twice (a JACK client that missed its cycle) is counted
+  /// with loss allowed; a stretch from further back still fails.
+  @Test func aPeriodGivenTwiceIsCountedOnlyWhenLossIsAllowed() throws {
+    let noise = (0..<20_000).map { Float(sin(Double($0) * 12.9898) * 0.5) }
+    let twice = Array(noise[..<1_024]) + Array(noise[1_280..<1_536]) + Array(noise[1_280...])
+    let lossy = try #require(
+      RecordingComparison(played: noise, captured: twice, allowingLoss: true))
+    #expect(lossy.isInOrder && !lossy.isExact)
+    #expect(lossy.lost == 256 && lossy.repeated == 256)
+    #expect(RecordingComparison(played: noise, captured: twice)?.isInOrder == false)
+    let farBack = Array(noise[..<12_000]) + Array(noise[2_000..<2_400]) + Array(noise[12_000...])
+    #expect(
+      RecordingComparison(played: noise, captured: farBack, allowingLoss: true)?.isInOrder == false)
   }
 }

@@ -126,6 +126,22 @@ final class SpawnedProcess {
     return (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
   }
 
+  /// `result()`, killing the process first when it has not exited within
+  /// `seconds` (a player whose server stopped serving it spins for good).
+  func result(killingAfter seconds: Double) -> MicLoopBinary.Result {
+    let deadline = Date().addingTimeInterval(seconds)
+    while status == nil && Date() < deadline {
+      var value: Int32 = 0
+      if waitpid(pid, &value, WNOHANG) == pid {
+        status = value
+      } else {
+        usleep(20_000)
+      }
+    }
+    signal(SIGKILL)
+    return result()
+  }
+
   /// Waits, then gathers the exit and the output as the other CLI tests see it.
   func result() -> MicLoopBinary.Result {
     let code = wait()
