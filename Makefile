@@ -73,25 +73,22 @@ stage-clock:
 ## no sound server, no network (the end-to-end tests of the binary are in unit-test)
 check:
 	$(SWIFT) build --build-tests
-	MICLOOP_OFFLINE=1 $(SWIFT) test --disable-xctest --skip-build --skip MicLoopCLITests
+	MICLOOP_OFFLINE=1 python3 Scripts/run_tests.py $(TEST_BINARY) --workers $(TEST_WORKERS) \
+	  --skip '^MicLoopCLITests\.' --logs .build/check
 
-# The debug build also builds the programs in Examples/, which the tests run.
-# The tests use swift-testing only: no XCTest pass. The runner's closing line (or, when the console
-# lost it, the counts of its xUnit report) is kept in .build/unit-test.summary and printed again at
-# the end of `make test`; a failure in the report fails the stage even when the console lost it.
-# The end-to-end tests run the release binary, so it is built first (`build`).
+# The tests use swift-testing only, one process per suite, TEST_WORKERS at a time
+# (Scripts/run_tests.py: most slow tests wait on a server or a live job, and the waits overlap).
+# Its closing line is kept in .build/unit-test.summary and printed again at the end of `make test`;
+# each suite's log is in .build/unit-test/. The debug build also builds the programs in Examples/,
+# which the tests run; the end-to-end tests run the release binary, so it is built first (`build`).
+TEST_BINARY = .build/debug/micloopPackageTests.xctest
+TEST_WORKERS = 3
 unit-test: build
 	$(STAGE_STARTED)
-	$(SWIFT) build
-	rm -f .build/unit-test.xml
-	@set -o pipefail; MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) MICLOOP_PYTHON=$(PYTHON) \
-	  $(SWIFT) test --disable-xctest --xunit-output .build/unit-test.xml 2>&1 | tee .build/unit-test.log; \
-	  status=$$?; \
-	  python3 Scripts/unit_test_summary.py .build/unit-test.log .build/unit-test.xml > .build/unit-test.summary \
-	    || status=1; \
-	  cat .build/unit-test.summary; \
-	  [ $$status -eq 0 ] || python3 Scripts/unit_test_summary.py --failures .build/unit-test.xml; \
-	  exit $$status
+	$(SWIFT) build --build-tests
+	MICLOOP_BIN=$(CURDIR)/$(RELEASE_BIN) MICLOOP_PYTHON=$(PYTHON) \
+	  python3 Scripts/run_tests.py $(TEST_BINARY) --workers $(TEST_WORKERS) \
+	  --summary .build/unit-test.summary
 
 ## soak: 24 hours of simulated audio through a live job (meter, DTMF, recording), 24 hours through
 ## the transmission recorder (a file per digit, retention under a byte budget), then 3 hours with the
