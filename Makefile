@@ -178,7 +178,7 @@ fuzz-check: setup
 	$(STAGE_STARTED)
 	SWIFT=$(SWIFT) bash Scripts/fuzz.sh check
 
-## fuzz: ten minutes on each fuzz target
+## fuzz: ten minutes on each fuzz target, two at a time
 fuzz: setup
 	SWIFT=$(SWIFT) bash Scripts/fuzz.sh 600
 

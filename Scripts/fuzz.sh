@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in Fuzz/ (optimised, as micloop ships, with
-# the address sanitizer and edge coverage) and runs each for SECONDS
+# the address sanitizer and edge coverage) and runs each, two at a time, for SECONDS
 # seconds, starting from the committed seed corpus in Fuzz/Corpus/<target>
 # (FileJobFuzzer also from the files Scripts/fuzz_seeds.py writes, and from
 # AudioFileFuzzer's corpus). Fails on any crash, sanitizer report, leak or
@@ -16,7 +16,7 @@ shift || true
 declare -A checkRuns=([AudioFileFuzzer]=20000 [FileJobFuzzer]=5000 [TonePlanFuzzer]=30000
   [CommandLineFuzzer]=1000 [HTTPRequestFuzzer]=30000)
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(AudioFileFuzzer FileJobFuzzer TonePlanFuzzer CommandLineFuzzer HTTPRequestFuzzer)
+[ ${#targets[@]} -gt 0 ] || targets=(FileJobFuzzer AudioFileFuzzer TonePlanFuzzer CommandLineFuzzer HTTPRequestFuzzer)
 root=$(cd "$(dirname "$0")/.." && pwd)
 scratch="$root/.build-fuzz"
 swift=${SWIFT:-swift}
@@ -55,7 +55,10 @@ run_worker() {
     -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "$place/corpus" >"$place/log" 2>&1)
 }
 
-for target in "${targets[@]}"; do
+# Fuzzes one target with its workers; prints its line and keeps its count of
+# inputs in $work/TARGET/runs, or reports and keeps what it found and fails.
+fuzz_target() {
+  local target=$1 workers described started pids worker budget runs
   mkdir -p "$work/$target/seeds"
   if [ -d "$root/Fuzz/Corpus/$target" ]; then cp "$root/Fuzz/Corpus/$target/"* "$work/$target/seeds/"; fi
   if [ "$target" = FileJobFuzzer ]; then
@@ -81,7 +84,7 @@ for target in "${targets[@]}"; do
     run_worker "$target" "$worker" "${budget[@]}" &
     pids+=($!)
   done
-  failedWorker=""
+  local failedWorker=""
   for index in "${!pids[@]}"; do
     wait "${pids[$index]}" || failedWorker=$((index + 1))
   done
@@ -92,13 +95,41 @@ for target in "${targets[@]}"; do
     for finding in "$work/$target"/*/findings/*; do
       [ -e "$finding" ] && cp "$finding" "$root/Fuzz/" && echo "fuzz: kept $(basename "$finding") in Fuzz/" >&2
     done
-    exit 1
+    return 1
   fi
   runs=0
   for worker in $(seq "$workers"); do
     runs=$((runs + $(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$target/$worker/log")))
   done
-  total=$((total + runs))
+  echo "$runs" >"$work/$target/runs"
   echo "fuzz: $target: $runs inputs ($described) in $((SECONDS - started)) s, no crash, no hang, no leak"
+}
+
+# The targets run side by side on two cores' worth of workers (a target
+# with two workers alone), so both cores stay busy; each one's lines are
+# printed when it ends.
+declare -A targetOf=() workersOf=()
+busy=0
+failed=0
+finish_one() {
+  local ended status=0
+  wait -n -p ended "${!targetOf[@]}" || status=$?
+  [ "$status" -eq 0 ] || failed=1
+  cat "$work/${targetOf[$ended]}.out"
+  busy=$((busy - workersOf[$ended]))
+  unset "targetOf[$ended]" "workersOf[$ended]"
+}
+for target in "${targets[@]}"; do
+  need=1
+  [ "$mode" = check ] && need=${checkWorkers[$target]:-1}
+  while [ "$busy" -gt 0 ] && [ $((busy + need)) -gt 2 ]; do finish_one; done
+  fuzz_target "$target" >"$work/$target.out" 2>&1 &
+  targetOf[$!]=$target
+  workersOf[$!]=$need
+  busy=$((busy + need))
 done
+while [ ${#targetOf[@]} -gt 0 ]; do finish_one; done
+[ "$failed" -eq 0 ] || exit 1
+total=0
+for target in "${targets[@]}"; do total=$((total + $(cat "$work/$target/runs"))); done
 echo "fuzz: $total inputs in all"
