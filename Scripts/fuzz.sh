@@ -55,6 +55,11 @@ run_worker() {
     -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "$place/corpus" >"$place/log" 2>&1)
 }
 
+# How many processes fuzz TARGET at once: checkWorkers' count in check mode, else one.
+workers_of() {
+  if [ "$mode" = check ]; then echo "${checkWorkers[$1]:-1}"; else echo 1; fi
+}
+
 # Fuzzes one target with its workers; prints its line and keeps its count of
 # inputs in $work/TARGET/runs, or reports and keeps what it found and fails.
 fuzz_target() {
@@ -65,9 +70,8 @@ fuzz_target() {
     cp "$root/Fuzz/Corpus/AudioFileFuzzer/"* "$work/$target/seeds/"
     python3 "$root/Scripts/fuzz_seeds.py" "$work/$target/seeds" >/dev/null
   fi
-  workers=1
+  workers=$(workers_of "$target")
   if [ "$mode" = check ]; then
-    workers=${checkWorkers[$target]:-1}
     described="seed 1"
     [ "$workers" -gt 1 ] && described="seeds 1 to $workers, side by side"
   else
@@ -120,8 +124,7 @@ finish_one() {
   unset "targetOf[$ended]" "workersOf[$ended]"
 }
 for target in "${targets[@]}"; do
-  need=1
-  [ "$mode" = check ] && need=${checkWorkers[$target]:-1}
+  need=$(workers_of "$target")
   while [ "$busy" -gt 0 ] && [ $((busy + need)) -gt 2 ]; do finish_one; done
   fuzz_target "$target" >"$work/$target.out" 2>&1 &
   targetOf[$!]=$target

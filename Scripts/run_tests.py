@@ -78,6 +78,11 @@ ISSUE_MARKERS = ("✘", "recorded an issue", "error:", "Fatal error", "Crash")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+def suite_of(unit):
+    """The suite (`Module.Suite`) a unit belongs to."""
+    return unit.split("/", 1)[0]
+
+
 def live_suites(sources):
     """The suites declared in a test file that tags anything `.live`: their
     tests keep time with a sound server and run at normal priority, ahead of
@@ -104,11 +109,10 @@ def list_units(binary, skip):
     for test in listed:
         if skip and re.search(skip, test):
             continue
-        suite = test.split("/", 1)[0]
-        unit = test if suite in SPLIT_BY_TEST else suite
+        unit = test if suite_of(test) in SPLIT_BY_TEST else suite_of(test)
         units.setdefault(unit, []).append(test)
     rank = {name: index for index, name in enumerate(SLOWEST_FIRST)}
-    order = sorted(units, key=lambda unit: (rank.get(unit.split("/", 1)[0], len(rank)), unit))
+    order = sorted(units, key=lambda unit: (rank.get(suite_of(unit), len(rank)), unit))
     return order, units
 
 
@@ -164,7 +168,7 @@ def issue_lines(log_path, limit=60):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--skip", help="leave out tests whose name matches this expression")
     parser.add_argument("--logs", default=".build/unit-test")
     parser.add_argument("--summary")
@@ -183,7 +187,7 @@ def main():
     results = []
 
     def one(unit):
-        is_live = unit.split("/", 1)[0].split(".", 1)[-1] in live
+        is_live = suite_of(unit).split(".", 1)[-1] in live
         result = run_unit(arguments.binary, unit, is_live, arguments.logs, arguments.timeout)
         name, passed, seconds, why, log_path = result
         with printing:
@@ -202,7 +206,7 @@ def main():
     elapsed = time.monotonic() - started
     failed = [result[0] for result in results if not result[1]]
     count = sum(len(tests[unit]) for unit in order)
-    suites = len({unit.split("/", 1)[0] for unit in order})
+    suites = len({suite_of(unit) for unit in order})
     if not order:
         line = "tests: no test matched: nothing ran"
     elif failed:

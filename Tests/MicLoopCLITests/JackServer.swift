@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// A private JACK server (`jackd -d dummy`, clock-paced, no sound card)
 /// and a private ALSA configuration with its `jack` plugin devices:
@@ -130,14 +131,17 @@ final class JackServer {
   /// sometimes drops a client it left behind, and the `jack` plugin's
   /// player then spins for good. Its output, and the server's log, are
   /// added to `result`'s; a player that had to be stopped says
-  /// `LiveAttempts.playerStalled` there, a loss the server made.
+  /// `LiveAttempts.playerStalled` there, a loss the server made. Any other
+  /// end than success or that stop fails the test.
   func finish(
     _ player: SpawnedProcess, into result: inout MicLoopBinary.Result, seconds: Double = 30
   ) {
     let played = player.result(killingAfter: seconds)
+    let stopped = played.status == 128 + SIGKILL
+    #expect(played.status == 0 || stopped, "aplay: \(played.errorOutput)")
     result.errorOutput += played.errorOutput + log
-    if !played.exitedNormally || played.status != 0 {
-      result.errorOutput += "\n\(LiveAttempts.playerStalled): aplay ended with \(played.status)"
+    if stopped {
+      result.errorOutput += "\n\(LiveAttempts.playerStalled) and was stopped after \(seconds) s"
     }
   }
 
