@@ -79,9 +79,10 @@ FLOOR_MUSIC_CORPUS_CALLS = 2
 # they grow past what micloop decodes today.
 INDEPENDENT_MUSIC = "/usr/share/games/supertux2/music"
 INDEPENDENT_MUSIC_PACKAGE = "supertux-data"
-# Keys: 3 (a `*`, a `3`, a `B`) at 8 and 16 kHz with both plan sets; calls: a melody as CCIR-1 and PCCIR
-# 2124212 and 24212, and a trill as EIA E00000, at both rates; sub-tones: one at both rates (radio-filtered).
-FLOOR_INDEPENDENT_MUSIC_KEYS = 12
+# Keys: none (the 3 it decoded, a `*`, a `3` and a `B`, went with the rules for two notes, a pair over music's bass
+# and a keypad's tolerance, chosen on other game music); calls: a melody as CCIR-1 and PCCIR 2124212 and 24212,
+# and a trill as EIA E00000, at both rates; sub-tones: one at both rates (radio-filtered).
+FLOOR_INDEPENDENT_MUSIC_KEYS = 0
 FLOOR_INDEPENDENT_MUSIC_CALLS = 10
 FLOOR_INDEPENDENT_MUSIC_SUBTONES = 2
 TARGET_FALSE_SUBTONES = 0  # CTCSS on radio-filtered speech and music

@@ -11,6 +11,13 @@ enum DualToneRunRule {
   /// The frequency error a short tone may have: Q.24's 1.5 % that must be
   /// accepted, with room for the estimate's error at 6 dB SNR.
   static let shortToneTolerance = 0.018
+  /// The frequency error any DTMF key may have: the 1.8 % ITU-T Q.23
+  /// lets a keypad's generator be off, with room for the estimate's error
+  /// (keys drawn up to Q.24's 1.5 % off in noise measured 1.59 % at most).
+  /// A musical interval that lands near a key lies anywhere in the
+  /// settings' wider tolerance.
+  static let keyTolerance = 0.02
+
   /// The steadiness both tones' phases must advance with at least. A
   /// voice's harmonic pair glides: keys measure 0.95 or more in noise at
   /// 6 dB SNR and 0.89 through GSM 06.10, voices that passed for keys
@@ -350,6 +357,63 @@ enum DualToneRunRule {
       let seriesHolds =
         evidence.series < series || (evidence.series < sureSeries && heldLikeAKey)
       return seriesHolds && (evidence.beside < beside || run.coherence >= coherence)
+    }
+  }
+
+  /// Two notes that pass for a key: off their nominal tones, unsteady in
+  /// phase, and swinging apart in level as two notes beat and swell each
+  /// on its own, where one generator holds both tones' levels together.
+  /// Placed on the game and electronic music of `planetblupi-music-ogg`
+  /// and `nexuiz-music`: keys in noise at 6 dB SNR, through FM and phone
+  /// codecs and under speech 4-20 dB down reached each of the three
+  /// measures, never all three at once.
+  enum TwoNotes {
+    /// How far from nominal a tone must lie, relative.
+    static let error = 0.006
+    /// The steadiness both phases advance with less than.
+    static let coherence = 0.97
+    /// How far the frames' twists spread at least, in dB
+    /// (`ToneRun.twistSpread`).
+    static let twistSpread = 3.5
+
+    /// Whether `run`, `errors` (relative, each tone) from its nominal
+    /// frequencies, is two notes rather than a key.
+    static func holds(_ run: ToneRun, errors: (Double, Double)) -> Bool {
+      max(errors.0, errors.1) > error && run.coherence < coherence
+        && run.twistSpread >= twistSpread
+    }
+  }
+
+  /// A pair sounding over a bass: music's bass notes and drums lie below
+  /// the voice band, where a telephone line carries nothing and a radio
+  /// at most one steady sub-tone (`LowBandProbe`). Over such a bass a pair
+  /// must be held as a generator holds a key: its twist and level steady
+  /// and its tones close to nominal. Placed on the game and electronic
+  /// music of `planetblupi-music-ogg`, `nexuiz-music`, `ufoai-music` and
+  /// `lincity-ng-data`: keys over a CTCSS sub-tone and FM clicks (up to
+  /// 2 dB over the pair once the sub-tone is set aside) were held this
+  /// steadily; speech 4-10 dB under keys put at most −11.7 dB below 250 Hz.
+  enum OverBass {
+    /// The top of the band under the voice band, in Hz.
+    static let lowBandTop = 250.0
+    /// Where a radio's sub-tone may lie (CTCSS: 67.0-254.1 Hz), in Hz.
+    static let subTones = 60.0...260.0
+    /// The power under `lowBandTop`, the strongest sub-tone set aside,
+    /// over the pair's, from which the pair must be held like a key, dB.
+    static let bass = -10.0
+    /// How far the frames' twists may spread, in dB.
+    static let twistSpread = 3.5
+    /// How far the run's louder and softer frames may lie apart, in dB
+    /// (`ToneRun.levelSpread`).
+    static let levelSpread = 3.0
+    /// How far from nominal its tones may lie, relative.
+    static let maximumError = 0.007
+
+    /// Whether `run`, `errors` from its nominal frequencies, was held
+    /// like a key.
+    static func isHeldLikeAKey(_ run: ToneRun, errors: (Double, Double)) -> Bool {
+      run.twistSpread < twistSpread && run.levelSpread < levelSpread
+        && max(errors.0, errors.1) <= maximumError
     }
   }
 }

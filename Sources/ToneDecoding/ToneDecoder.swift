@@ -40,6 +40,8 @@ public final class ToneDecoder {
     private(set) var seriesProbe: HarmonicSeriesProbe?
     /// For DTMF: whether a run's tones were sounding before it began.
     private(set) var onsetProbe: ToneOnsetProbe?
+    /// For DTMF: what a run's span holds under the voice band.
+    private(set) var lowBandProbe: LowBandProbe?
 
     init(frameLength: Int, hop: Int, sampleRate: Double, stream: ToneStreams.Stream) {
       self.stream = stream
@@ -62,6 +64,7 @@ public final class ToneDecoder {
       if plan.classifier.looksForVoices, seriesProbe == nil {
         seriesProbe = HarmonicSeriesProbe(sampleRate: sampleRate)
         onsetProbe = ToneOnsetProbe(sampleRate: sampleRate)
+        lowBandProbe = LowBandProbe(sampleRate: sampleRate)
       }
       classifiers = ClassifierSet(plans.map(\.classifier))
       let bins = plans.map(\.classifier.readBins)
@@ -401,13 +404,19 @@ public final class ToneDecoder {
   static let framesHeld = maximumSkip + 2
 
   /// Whether a run `classifier` accepted is no key after all: a held
-  /// note's partials, sounding before the run began, or a voice's pair of
-  /// harmonics, by the series heard over its whole span.
+  /// note's partials, sounding before the run began, a pair over music's
+  /// bass not held like a key, or a voice's pair of harmonics, by the
+  /// series heard over its whole span.
   private func isVoice(_ run: ToneRun, _ classifier: ToneFrameClassifier, _ analysis: Analysis)
     -> Bool
   {
     guard let probe = analysis.seriesProbe, classifier.looksForVoices else { return false }
     if let onset = analysis.onsetProbe, onset.soundedBefore(run, ring: analysis.ring) {
+      return true
+    }
+    if let lowBand = analysis.lowBandProbe,
+      !classifier.acceptsOverBass(run, bass: { lowBand.bass(run, ring: analysis.ring) })
+    {
       return true
     }
     return !classifier.acceptsSpan(run) { probe.evidence(run, ring: analysis.ring) }

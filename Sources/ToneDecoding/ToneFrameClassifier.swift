@@ -484,6 +484,7 @@ final class ToneFrameClassifier {
       let errors = Self.errors(of: run, from: nominal)
       return passesBeforeHarmonics(run, errors: errors, tolerance: pairTolerance(run))
         && DualToneRunRule.HarmonicPair.holds(run, errors: errors)
+        && !(looksForVoices && DualToneRunRule.TwoNotes.holds(run, errors: errors))
     case .single:
       return abs(run.frequencies.0 - nominal.0) <= toleranceHz[run.symbol]
     case .characterCode:
@@ -492,10 +493,14 @@ final class ToneFrameClassifier {
   }
 
   /// How far a pair's tones may lie from their nominal frequencies,
-  /// relative: a short tone's estimate must be closer.
+  /// relative: a key's no further than a keypad may be off, a short
+  /// tone's estimate closer still.
   private func pairTolerance(_ run: ToneRun) -> Double {
-    run.duration < DualToneRunRule.shortTone
-      ? min(settings.frequencyTolerance, DualToneRunRule.shortToneTolerance)
+    if run.duration < DualToneRunRule.shortTone {
+      return min(settings.frequencyTolerance, DualToneRunRule.shortToneTolerance)
+    }
+    return looksForVoices
+      ? min(settings.frequencyTolerance, DualToneRunRule.keyTolerance)
       : settings.frequencyTolerance
   }
 
@@ -532,6 +537,16 @@ final class ToneFrameClassifier {
     return isDentedOnly
       ? DualToneRunRule.DentedKey.showsNoVoice(evidence(), run: run, errors: errors)
       : DualToneRunRule.VoiceSpan.holds(run, errors: errors, evidence: evidence())
+  }
+
+  /// For DTMF, whether an accepted `run` is still a key over the bass
+  /// `bass` measures (dB over the pair, nil if unknown;
+  /// `DualToneRunRule.OverBass`), measured only for a run not held like a key.
+  func acceptsOverBass(_ run: ToneRun, bass: () -> Double?) -> Bool {
+    let errors = Self.errors(of: run, from: nominalFrequencies(of: run.symbol))
+    if DualToneRunRule.OverBass.isHeldLikeAKey(run, errors: errors) { return true }
+    guard let level = bass() else { return true }
+    return level < DualToneRunRule.OverBass.bass
   }
 
   /// How far a pair's measured frequencies lie from its `nominal` ones,

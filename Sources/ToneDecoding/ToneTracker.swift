@@ -28,6 +28,10 @@ struct ToneRun {
   /// levels): a transmitter holds its tone's level, a played or sung note
   /// swells and fades.
   var levelSpread: Double = 0
+  /// How far the frames' twists spread (between their 75th and 25th
+  /// percentile), in dB: one transmitter holds both tones' levels, two
+  /// notes beat and swell each on its own.
+  var twistSpread: Double = 0
   /// How steadily each tone's phase advanced from frame to frame (the
   /// length of the summed frame-to-frame phasor products over the sum of
   /// their lengths, the lesser of the two tones): 1 for a held tone, less
@@ -393,6 +397,10 @@ struct ToneTracker {
       return base + ((coarse - base) / span).rounded() * span
     }
     let frequencies = (refine(sums.0 / count, advance.0), refine(sums.1 / count, advance.1))
+    twists.sort()
+    let twistSpread =
+      twists.isEmpty
+      ? 0 : twists[min(twists.count - 1, twists.count * 3 / 4)] - twists[twists.count / 4]
     let medianShare = Self.median(&shares)
     let upperShare = shares.isEmpty ? 0 : shares[min(shares.count - 1, shares.count * 3 / 4)]
     var run = ToneRun(
@@ -403,7 +411,7 @@ struct ToneTracker {
         Decibels.fromPower(powers.0 / loudFrames) ?? -.infinity,
         Decibels.fromPower(powers.1 / loudFrames) ?? -.infinity
       ), share: medianShare, upperShare: upperShare,
-      twist: Self.median(&twists), levelSpread: levelSpread,
+      twist: Self.median(&twists), levelSpread: levelSpread, twistSpread: twistSpread,
       coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)),
       frames: (runFirstFrame + first)...(runFirstFrame + last))
     if needsHarmonics?(run) ?? true {

@@ -1,0 +1,95 @@
+import SignalDSP
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// How much power a pair's span holds under the voice band beside one
+/// steady line where a radio's sub-tone would lie: music's bass notes and
+/// drums, which a key's line never carries (`DualToneRunRule.OverBass`).
+/// The span is low-passed (a fourth-order Butterworth filter), the
+/// strongest line of the sub-tones' range is found by a scan of single
+/// DFT bins and set aside, and what is left is weighed against the two
+/// tones' power. Owned by the decoder's thread; allocates only in `init`.
+final class LowBandProbe {
+  typealias Rule = DualToneRunRule.OverBass
+
+  /// How far apart the lines looked for in the sub-tones' range lie, Hz.
+  private static let scanStep = 2.0
+  /// The share of the span left for the low-pass to settle.
+  private static let settlingShare = 0.25
+
+  private let sampleRate: Double
+  private let capacity: Int
+  private let samples: UnsafeMutablePointer<Float>
+  /// The low-pass's two sections, at rest.
+  private let sections: (Biquad, Biquad)
+
+  /// A probe for runs in a stream at `sampleRate`.
+  init(sampleRate: Double) {
+    self.sampleRate = sampleRate
+    capacity = max(8, Int((DualToneRunRule.VoiceSpan.longestSpan * sampleRate).rounded(.up)))
+    samples = .allocate(capacity: capacity)
+    samples.initialize(repeating: 0, count: capacity)
+    sections = (
+      Biquad.lowPass(
+        frequency: Rule.lowBandTop, q: Butterworth.fourthOrderQ.0, sampleRate: sampleRate),
+      Biquad.lowPass(
+        frequency: Rule.lowBandTop, q: Butterworth.fourthOrderQ.1, sampleRate: sampleRate)
+    )
+  }
+
+  deinit { samples.deallocate() }
+
+  /// The power under `Rule.lowBandTop` in `run`'s span (its first
+  /// `VoiceSpan.longestSpan` seconds, or its last if `ring` no longer
+  /// holds the first), its strongest line in `Rule.subTones` set aside,
+  /// over the power of the run's two tones, in dB; nil when the ring
+  /// holds neither span.
+  func bass(_ run: ToneRun, ring: FrameRing) -> Double? {
+    let held = run.heldSamples(frameLength: ring.frameLength, hop: ring.hop)
+    let count = min(held.upperBound - held.lowerBound, capacity)
+    guard count >= ring.frameLength / 2,
+      ring.copy(from: held.lowerBound, count: count, into: samples)
+        || ring.copy(from: held.upperBound - count, count: count, into: samples)
+    else { return nil }
+    let pair =
+      linePower(run.frequencies.0, from: 0, count: count)
+      + linePower(run.frequencies.1, from: 0, count: count)
+    let span = UnsafeMutableBufferPointer(start: samples, count: count)
+    var first = sections.0
+    var second = sections.1
+    first.process(span)
+    second.process(span)
+    let settled = Int(Double(count) * Self.settlingShare)
+    let length = count - settled
+    var power = 0.0
+    for index in settled..<count { power += Double(samples[index]) * Double(samples[index]) }
+    power /= Double(length)
+    var strongest = 0.0
+    var frequency = Rule.subTones.lowerBound
+    while frequency <= Rule.subTones.upperBound {
+      strongest = max(strongest, linePower(frequency, from: settled, count: length))
+      frequency += Self.scanStep
+    }
+    let rest = max(power - strongest, 0)
+    return 10 * log10(max(rest, 1e-30) / max(pair, 1e-30))
+  }
+
+  /// The power of a line at `frequency` in `samples[start..<start + count]`
+  /// (a single DFT bin: half its amplitude squared).
+  private func linePower(_ frequency: Double, from start: Int, count: Int) -> Double {
+    var sum = (0.0, 0.0)
+    var phasor = (1.0, 0.0)
+    let step = 2 * Double.pi * frequency / sampleRate
+    let turn = (cos(step), -sin(step))
+    for index in start..<start + count {
+      let value = Double(samples[index])
+      sum = (sum.0 + value * phasor.0, sum.1 + value * phasor.1)
+      phasor = (
+        phasor.0 * turn.0 - phasor.1 * turn.1, phasor.0 * turn.1 + phasor.1 * turn.0
+      )
+    }
+    return 2 * (sum.0 * sum.0 + sum.1 * sum.1) / Double(count * count)
+  }
+}
