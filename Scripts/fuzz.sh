@@ -36,7 +36,13 @@ export LSAN_OPTIONS="suppressions=$root/Fuzz/leak-suppressions.txt:print_suppres
 # runtime's own backtracer would read the stack in ways the sanitizer reports.
 export SWIFT_BACKTRACE=enable=no
 work=$(mktemp -d /tmp/micloop-fuzz.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# The targets' scratch files and record folders, in memory where the
+# machine has it (the recorder's syncs then cost no disk writes).
+memory=/dev/shm
+[ -w "$memory" ] || memory=/tmp
+export MICLOOP_FUZZ_SCRATCH
+MICLOOP_FUZZ_SCRATCH=$(mktemp -d "$memory/micloop-fuzz-scratch.XXXXXX")
+trap 'rm -rf "$work" "$MICLOOP_FUZZ_SCRATCH"' EXIT
 total=0
 # Processes per target in check mode, each with its own seed (1, 2 …) and
 # its share of the inputs, run side by side: the whole-file jobs cost most

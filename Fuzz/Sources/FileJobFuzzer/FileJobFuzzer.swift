@@ -167,10 +167,17 @@ struct RawInput {
   }
 }
 
-/// Where the scratch files go: memory (`/dev/shm`) where the machine has
+/// Where the scratch files go: the folder `MICLOOP_FUZZ_SCRATCH` names
+/// (Scripts/fuzz.sh makes one and removes it when the run ends, with every
+/// worker's folders in it); else memory (`/dev/shm`) where the machine has
 /// it, so that the recorder's syncs cost no disk writes; else `/tmp`.
 enum ScratchRoot {
-  static let path = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
+  static let path: String = {
+    if let named = getenv("MICLOOP_FUZZ_SCRATCH"), access(named, W_OK) == 0 {
+      return String(cString: named)
+    }
+    return access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
+  }()
 }
 
 /// The file each input is written to: one per process, unlinked at once
