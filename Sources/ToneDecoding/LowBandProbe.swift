@@ -16,6 +16,8 @@ final class LowBandProbe {
 
   /// How far apart the lines looked for in the sub-tones' range lie, Hz.
   private static let scanStep = 2.0
+  /// About the rate the low band is scanned at, in Hz.
+  private static let scanRate = 1_000.0
   /// The share of the span left for the low-pass to settle.
   private static let settlingShare = 0.25
 
@@ -62,34 +64,45 @@ final class LowBandProbe {
     first.process(span)
     second.process(span)
     let settled = Int(Double(count) * Self.settlingShare)
-    let length = count - settled
     var power = 0.0
     for index in settled..<count { power += Double(samples[index]) * Double(samples[index]) }
-    power /= Double(length)
+    power /= Double(count - settled)
+    let level = 10 * log10(max(power, 1e-30) / max(pair, 1e-30))
+    // Setting a line aside only lowers the level: a pair over less needs no scan.
+    guard level >= Rule.bass else { return level }
+    // The low band read every `step`-th sample (about 1 kHz): what the
+    // low-pass left above half that rate is 25 dB down or more.
+    let step = max(1, Int(sampleRate / Self.scanRate))
     var strongest = 0.0
     var frequency = Rule.subTones.lowerBound
     while frequency <= Rule.subTones.upperBound {
-      strongest = max(strongest, linePower(frequency, from: settled, count: length))
+      strongest = max(
+        strongest, linePower(frequency, from: settled, count: count - settled, step: step))
       frequency += Self.scanStep
     }
     let rest = max(power - strongest, 0)
     return 10 * log10(max(rest, 1e-30) / max(pair, 1e-30))
   }
 
-  /// The power of a line at `frequency` in `samples[start..<start + count]`
-  /// (a single DFT bin: half its amplitude squared).
-  private func linePower(_ frequency: Double, from start: Int, count: Int) -> Double {
+  /// The power of a line at `frequency` in every `step`-th of
+  /// `samples[start..<start + count]` (a single DFT bin: half its
+  /// amplitude squared).
+  private func linePower(_ frequency: Double, from start: Int, count: Int, step: Int = 1)
+    -> Double
+  {
     var sum = (0.0, 0.0)
     var phasor = (1.0, 0.0)
-    let step = 2 * Double.pi * frequency / sampleRate
-    let turn = (cos(step), -sin(step))
-    for index in start..<start + count {
+    let angle = 2 * Double.pi * frequency * Double(step) / sampleRate
+    let turn = (cos(angle), -sin(angle))
+    var read = 0
+    for index in stride(from: start, to: start + count, by: step) {
       let value = Double(samples[index])
       sum = (sum.0 + value * phasor.0, sum.1 + value * phasor.1)
       phasor = (
         phasor.0 * turn.0 - phasor.1 * turn.1, phasor.0 * turn.1 + phasor.1 * turn.0
       )
+      read += 1
     }
-    return 2 * (sum.0 * sum.0 + sum.1 * sum.1) / Double(count * count)
+    return 2 * (sum.0 * sum.0 + sum.1 * sum.1) / Double(read * read)
   }
 }
