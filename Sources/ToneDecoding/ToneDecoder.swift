@@ -411,6 +411,8 @@ public final class ToneDecoder {
     -> Bool
   {
     guard let probe = analysis.seriesProbe, classifier.looksForVoices else { return false }
+    // A key too short to be reported is dropped whatever it is: no probe needed.
+    guard run.duration >= classifier.shortestKey else { return false }
     if let onset = analysis.onsetProbe, onset.soundedBefore(run, ring: analysis.ring) {
       return true
     }

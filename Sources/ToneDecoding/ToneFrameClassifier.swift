@@ -539,6 +539,9 @@ final class ToneFrameClassifier {
       : DualToneRunRule.VoiceSpan.holds(run, errors: errors, evidence: evidence())
   }
 
+  /// For DTMF, the shortest run reported as a key, in seconds.
+  var shortestKey: Double { settings.minimumDuration ?? ToneInterpreter.shortestSingleTone }
+
   /// For DTMF, whether an accepted `run` is still a key over the bass
   /// `bass` measures (dB over the pair, nil if unknown;
   /// `DualToneRunRule.OverBass`), measured only for a run not held like a key.
