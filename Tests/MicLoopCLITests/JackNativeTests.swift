@@ -348,16 +348,27 @@ struct JackNativeTests {
   /// At 256 frames a cycle: at 64 a busy machine loses cycles of its own
   /// (real losses, reported too) longer than the four quanta that tell
   /// the stall apart.
+  /// A loaded machine can hold the dummy driver up with micloop, so that
+  /// the server drops one cycle instead of the stall's: such an attempt
+  /// is printed and tried once more.
   @Test func aStallIsReportedAsOneLossOfItsLength() throws {
     let jack = try Self.server(periodFrames: 256)
-    let loop = try jack.startMicloop(["loopback", "-D", "jack:none", "--json", "--duration", "60"])
-    defer { loop.signal(SIGKILL) }
-    #expect(loop.waitForOutput("\"start\""))
-    usleep(1_000_000)
-    let stopped = NativeLoss.stop(loop, seconds: 0.05)
-    usleep(1_000_000)
-    loop.signal(SIGINT)
-    let result = loop.result()
+    let (result, stopped) = try LiveAttempts.runAgainAfterAnyShortfall {
+      let loop = try jack.startMicloop([
+        "loopback", "-D", "jack:none", "--json", "--duration", "60",
+      ])
+      defer { loop.signal(SIGKILL) }
+      #expect(loop.waitForOutput("\"start\""))
+      usleep(1_000_000)
+      let stopped = NativeLoss.stop(loop, seconds: 0.05)
+      usleep(1_000_000)
+      loop.signal(SIGINT)
+      let result = loop.result()
+      let passed =
+        result.status == 0
+        && NativeLoss.holdsOneLoss(in: result.output, lasting: stopped, quantum: 256)
+      return ((result, stopped), passed, result.output + jack.log)
+    }
     #expect(result.status == 0, "\(result.errorOutput)")
     NativeLoss.expectOneLoss(in: result.output, lasting: stopped, quantum: 256)
   }
@@ -395,16 +406,31 @@ enum NativeLoss {
   /// `shortfallQuanta` below), beside the cycle-long ones a timer-driven
   /// graph drops now and then.
   static func expectOneLoss(in output: String, lasting stall: Stall, quantum: Int) {
+    let (losses, matching, long) = measure(output, lasting: stall, quantum: quantum)
+    #expect(
+      matching == 1,
+      "losses \(losses), the stall \(Int(stall.least * 48_000))-\(Int(stall.most * 48_000)) frames")
+    #expect(long == 1, "losses \(losses)")
+  }
+
+  /// Whether `output` holds what `expectOneLoss` expects.
+  static func holdsOneLoss(in output: String, lasting stall: Stall, quantum: Int) -> Bool {
+    let (_, matching, long) = measure(output, lasting: stall, quantum: quantum)
+    return matching == 1 && long == 1
+  }
+
+  /// The losses `output` reports, how many are as long as the stall, and
+  /// how many are longer than four quanta.
+  private static func measure(_ output: String, lasting stall: Stall, quantum: Int)
+    -> (losses: [Int], matching: Int, long: Int)
+  {
     let losses = output.split(separator: "\n").compactMap {
       (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["lost_frames"]
         as? Int
     }
     let least = stall.least * 48_000 - Double(shortfallQuanta * quantum) - 48
     let most = stall.most * 48_000 + Double(2 * quantum) + 48
-    let matching = losses.filter { Double($0) >= least && Double($0) <= most }
-    #expect(
-      matching.count == 1,
-      "losses \(losses), the stall \(Int(stall.least * 48_000))-\(Int(stall.most * 48_000)) frames")
-    #expect(losses.filter { $0 > 4 * quantum }.count == 1, "losses \(losses)")
+    let matching = losses.filter { Double($0) >= least && Double($0) <= most }.count
+    return (losses, matching, losses.filter { $0 > 4 * quantum }.count)
   }
 }
