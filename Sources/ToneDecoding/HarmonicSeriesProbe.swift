@@ -62,14 +62,9 @@ final class HarmonicSeriesProbe {
   /// samples: its first `longestSpan` seconds, or its last if `ring` no
   /// longer holds the first. Nothing when the ring holds neither.
   func evidence(_ run: ToneRun, ring: FrameRing) -> VoiceEvidence {
-    let held = run.heldSamples(frameLength: ring.frameLength, hop: ring.hop)
-    let (runStart, runEnd) = (held.lowerBound, held.upperBound)
-    let count = min(runEnd - runStart, capacity)
-    let samples = transform.real
-    guard count >= ring.frameLength / 2,
-      ring.copy(from: runStart, count: count, into: samples)
-        || ring.copy(from: runEnd - count, count: count, into: samples)
-    else { return VoiceEvidence() }
+    guard let count = ring.copyHeld(by: run, atMost: capacity, into: transform.real) else {
+      return VoiceEvidence()
+    }
     analyze(count)
     let binWidth = sampleRate / Double(transform.size)
     // A Hann window's main lobe reaches two of its own bins each side.

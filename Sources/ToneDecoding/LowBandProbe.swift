@@ -49,12 +49,7 @@ final class LowBandProbe {
   /// over the power of the run's two tones, in dB; nil when the ring
   /// holds neither span.
   func bass(_ run: ToneRun, ring: FrameRing) -> Double? {
-    let held = run.heldSamples(frameLength: ring.frameLength, hop: ring.hop)
-    let count = min(held.upperBound - held.lowerBound, capacity)
-    guard count >= ring.frameLength / 2,
-      ring.copy(from: held.lowerBound, count: count, into: samples)
-        || ring.copy(from: held.upperBound - count, count: count, into: samples)
-    else { return nil }
+    guard let count = ring.copyHeld(by: run, atMost: capacity, into: samples) else { return nil }
     let pair =
       linePower(run.frequencies.0, from: 0, count: count)
       + linePower(run.frequencies.1, from: 0, count: count)

@@ -540,7 +540,7 @@ final class ToneFrameClassifier {
   }
 
   /// For DTMF, the shortest run reported as a key, in seconds.
-  var shortestKey: Double { settings.minimumDuration ?? ToneInterpreter.shortestSingleTone }
+  var shortestKey: Double { settings.shortestReportedTone }
 
   /// For DTMF, whether an accepted `run` is still a key over the bass
   /// `bass` measures (dB over the pair, nil if unknown;

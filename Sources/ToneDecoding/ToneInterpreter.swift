@@ -72,8 +72,7 @@ struct ToneInterpreter {
             duration: signal.duration,
             text: names[run.symbol], symbols: String(character(run.symbol)))))
     case .dualTone, .arbitrary, .subAudible:
-      let shortest = settings.minimumDuration ?? Self.shortestSingleTone
-      if run.duration >= shortest { emit(.tone(decoded(run))) }
+      if run.duration >= settings.shortestReportedTone { emit(.tone(decoded(run))) }
     case .sequential, .characterCode, .pager:
       // Noise can cut a tone in two: pieces of one symbol close together
       // and as loud are one tone (a sequence never sends a symbol twice in
@@ -289,4 +288,10 @@ struct ToneInterpreter {
           duration: pending.last!.end - first.start,
           text: text, symbols: text)))
   }
+}
+
+extension ToneDetectionSettings {
+  /// The shortest single tone (DTMF, `freq:`) reported, in seconds: the
+  /// settings' own, else `ToneInterpreter.shortestSingleTone`.
+  var shortestReportedTone: Double { minimumDuration ?? ToneInterpreter.shortestSingleTone }
 }

@@ -57,6 +57,24 @@ struct ToneRun {
   }
 }
 
+extension FrameRing {
+  /// Copies the samples `run`'s tones held (`ToneRun.heldSamples`) into
+  /// `samples`: the first `capacity` of them, or the last if the ring no
+  /// longer holds the first. How many, or nil when the ring holds neither
+  /// or they fill less than half a frame.
+  func copyHeld(
+    by run: ToneRun, atMost capacity: Int, into samples: UnsafeMutablePointer<Float>
+  ) -> Int? {
+    let held = run.heldSamples(frameLength: frameLength, hop: hop)
+    let count = min(held.upperBound - held.lowerBound, capacity)
+    guard count >= frameLength / 2,
+      copy(from: held.lowerBound, count: count, into: samples)
+        || copy(from: held.upperBound - count, count: count, into: samples)
+    else { return nil }
+    return count
+  }
+}
+
 /// Turns per-frame decisions of one plan into runs. A majority vote over
 /// three frames bridges a single missing or stray frame (a noise burst, a
 /// transition) at the cost of one frame of delay; plans with long tones
@@ -271,6 +289,12 @@ struct ToneTracker {
 
   /// The median of `values` (sorted in place): a click that dents a few
   /// frames of a tone does not make it less of a tone.
+  /// The 25th and 75th percentile of `sorted` values (0 for none).
+  private static func quartiles(_ sorted: [Double]) -> (lower: Double, upper: Double) {
+    guard !sorted.isEmpty else { return (0, 0) }
+    return (sorted[sorted.count / 4], sorted[min(sorted.count - 1, sorted.count * 3 / 4)])
+  }
+
   private static func median(_ values: inout [Double]) -> Double {
     guard !values.isEmpty else { return 0 }
     values.sort()
@@ -331,8 +355,9 @@ struct ToneTracker {
     }
     guard !shares.isEmpty else { return nil }
     shares.sort()
-    let reference = shares[min(shares.count - 1, (shares.count * 3) / 4)]
-    let levelSpread = reference - shares[shares.count / 4]
+    let levelQuartiles = Self.quartiles(shares)
+    let reference = levelQuartiles.upper
+    let levelSpread = reference - levelQuartiles.lower
     var first = -1
     var last = -1
     var sums = (0.0, 0.0)
@@ -398,11 +423,9 @@ struct ToneTracker {
     }
     let frequencies = (refine(sums.0 / count, advance.0), refine(sums.1 / count, advance.1))
     twists.sort()
-    let twistSpread =
-      twists.isEmpty
-      ? 0 : twists[min(twists.count - 1, twists.count * 3 / 4)] - twists[twists.count / 4]
+    let twistQuartiles = Self.quartiles(twists)
     let medianShare = Self.median(&shares)
-    let upperShare = shares.isEmpty ? 0 : shares[min(shares.count - 1, shares.count * 3 / 4)]
+    let upperShare = Self.quartiles(shares).upper
     var run = ToneRun(
       symbol: symbol, start: centre(of: runFirstFrame + first) - hop / 2,
       duration: Double(last - first + 1) * hop,
@@ -411,7 +434,8 @@ struct ToneTracker {
         Decibels.fromPower(powers.0 / loudFrames) ?? -.infinity,
         Decibels.fromPower(powers.1 / loudFrames) ?? -.infinity
       ), share: medianShare, upperShare: upperShare,
-      twist: Self.median(&twists), levelSpread: levelSpread, twistSpread: twistSpread,
+      twist: Self.median(&twists), levelSpread: levelSpread,
+      twistSpread: twistQuartiles.upper - twistQuartiles.lower,
       coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)),
       frames: (runFirstFrame + first)...(runFirstFrame + last))
     if needsHarmonics?(run) ?? true {
