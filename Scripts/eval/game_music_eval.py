@@ -21,9 +21,7 @@ group grow past their floors (what it decodes today): an open target.
 Usage: game_music_eval.py --micloop PATH [--calls] [--check]
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +29,7 @@ import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import real_corpus  # noqa: E402
-from real_talkoff_eval import ALL_PLANS, classify  # noqa: E402
+from real_talkoff_eval import ALL_PLANS, classify, micloop_events, peer_keys  # noqa: E402
 
 CACHE = os.path.join(real_corpus.CACHE_ROOT, "game-music")
 RATES = (8000, 16000)
@@ -70,32 +68,19 @@ def cached_wav(package, name, options, rate):
     path = os.path.join(CACHE, package, f"{safe}-{rate // 1000}k.wav")
     if os.path.exists(path):
         return path
-    os.makedirs(os.path.dirname(path), exist_ok=True)
     with tempfile.TemporaryDirectory() as directory:
         if options[0] == "zip":
-            with zipfile.ZipFile(options[1]) as archive:
-                source = os.path.join(directory, "track.ogg")
-                with open(source, "wb") as out:
-                    out.write(archive.read(options[2]))
+            source = os.path.join(directory, "track.ogg")
+            with zipfile.ZipFile(options[1]) as archive, open(source, "wb") as out:
+                out.write(archive.read(options[2]))
             options = ["-i", source]
-        partial = f"{path}.{os.getpid()}.tmp.wav"
-        subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *options,
-                        "-ac", "1", "-ar", str(rate), "-c:a", "pcm_s16le", partial], check=True)
-        os.replace(partial, path)
+        real_corpus.write_wav(path, real_corpus.decode_inputs([options], rate)[0], rate)
     return path
 
 
 def seconds(path, rate):
     """How long a 16-bit mono WAV at `rate` lasts."""
     return (os.path.getsize(path) - 44) / 2 / rate
-
-
-def micloop_events(micloop, plans, path):
-    out = subprocess.run([micloop, "tones", "--plan", plans, "--input", path, "--json", "--repeat-window", "0"],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"micloop tones failed on {path}: {out.stderr.strip()}")
-    return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
 
 
 def micloop_keys(micloop, path):
@@ -112,17 +97,10 @@ def micloop_calls(micloop, path):
 def peer_count(peer, path, receiver):
     """A peer's keys on `path`, cached beside it (the peers do not change between runs)."""
     cached = f"{path}.{peer}.count"
-    if os.path.exists(cached):
-        return int(open(cached).read())
-    if peer == "spandsp":
-        out = subprocess.run([receiver, path], capture_output=True, text=True, check=True).stdout
-    else:
-        out = subprocess.run(["multimon-ng", "-q", "-t", "wav", "-a", "DTMF", path], capture_output=True,
-                             text=True, check=True).stdout
-    count = sum(1 for line in out.splitlines() if line.startswith("DTMF: "))
-    with open(cached, "w") as file:
-        file.write(str(count))
-    return count
+    if not os.path.exists(cached):
+        with open(cached, "w") as file:
+            file.write(str(len(peer_keys(peer, path, receiver))))
+    return int(open(cached).read())
 
 
 def main():

@@ -358,12 +358,7 @@ struct JackNativeTests {
         "loopback", "-D", "jack:none", "--json", "--duration", "60",
       ])
       defer { loop.signal(SIGKILL) }
-      #expect(loop.waitForOutput("\"start\""))
-      usleep(1_000_000)
-      let stopped = NativeLoss.stop(loop, seconds: 0.05)
-      usleep(1_000_000)
-      loop.signal(SIGINT)
-      let result = loop.result()
+      let (result, stopped) = NativeLoss.stallOnce(loop)
       let passed =
         result.status == 0
         && NativeLoss.holdsOneLoss(in: result.output, lasting: stopped, quantum: 256)
@@ -382,6 +377,17 @@ enum NativeLoss {
   struct Stall {
     var least: Double
     var most: Double
+  }
+
+  /// Once `loop` has started, stops it for 50 ms a second in and ends it
+  /// a second later (SIGINT); what it printed, and how long it was stopped.
+  static func stallOnce(_ loop: SpawnedProcess) -> (MicLoopBinary.Result, Stall) {
+    #expect(loop.waitForOutput("\"start\""))
+    usleep(1_000_000)
+    let stopped = stop(loop, seconds: 0.05)
+    usleep(1_000_000)
+    loop.signal(SIGINT)
+    return (loop.result(), stopped)
   }
 
   /// Stops `process` for about `seconds`; returns how long it was stopped.

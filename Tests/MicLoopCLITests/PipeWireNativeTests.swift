@@ -133,12 +133,7 @@ import Testing
       "loopback", "-D", "pw:none", "--period", "256", "--json", "--duration", "60",
     ])
     defer { loop.signal(SIGKILL) }
-    #expect(loop.waitForOutput("\"start\""))
-    usleep(1_000_000)
-    let stopped = NativeLoss.stop(loop, seconds: 0.05)
-    usleep(1_000_000)
-    loop.signal(SIGINT)
-    let result = loop.result()
+    let (result, stopped) = NativeLoss.stallOnce(loop)
     #expect(result.status == 0, "\(result.errorOutput)")
     NativeLoss.expectOneLoss(in: result.output, lasting: stopped, quantum: 256)
   }
