@@ -80,6 +80,7 @@ struct ToneInterpreter {
       if let last = pending.last, isPiece(run, of: last) {
         pending[pending.count - 1].duration = run.end - last.start
         pending[pending.count - 1].levelSpread = max(last.levelSpread, run.levelSpread)
+        pending[pending.count - 1].coherence = min(last.coherence, run.coherence)
         fragment = nil
         return
       }
@@ -88,6 +89,7 @@ struct ToneInterpreter {
         run.duration = run.end - piece.start
         run.start = piece.start
         run.levelSpread = max(run.levelSpread, piece.levelSpread)
+        run.coherence = min(run.coherence, piece.coherence)
       }
       fragment = nil
       let shortest =
@@ -192,8 +194,7 @@ struct ToneInterpreter {
     }
   }
 
-  /// 5-tone: enough tones, back to back, every inner tone of standard length.
-  /// A at least half its length then B at least half its length is a
+  /// Two-tone pages: A at least half its length then B at least half its length is a
   /// page; A alone at least `DecodedPage.groupCallDuration(aDuration:)`,
   /// its level held within `groupCallLevelSpread`, is the group call.
   private func closePages(
@@ -226,6 +227,8 @@ struct ToneInterpreter {
     }
   }
 
+  /// 5-tone: enough tones, back to back, every inner tone of standard
+  /// length, held like an encoder's (`SelectiveCallRule`).
   private func closeSelectiveCall(repeatSymbol: Character, emit: (ToneDecoderEvent) -> Void) {
     guard pending.count >= settings.minimumSequenceLength else { return }
     // A tone lasts from the middle of the gap before it to the middle of the gap after it.
@@ -243,6 +246,7 @@ struct ToneInterpreter {
       let isInner = index > 0 && index < spans.count - 1
       guard span >= 0.6 * nominal, !isInner || span <= 1.6 * nominal else { return }
     }
+    guard SelectiveCallRule.soundsEncoded(pending, plan: plan) else { return }
     var symbols = ""
     var text = ""
     var previous: Character?

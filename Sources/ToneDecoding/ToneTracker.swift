@@ -34,8 +34,9 @@ struct ToneRun {
   var twistSpread: Double = 0
   /// How steadily each tone's phase advanced from frame to frame (the
   /// length of the summed frame-to-frame phasor products over the sum of
-  /// their lengths, the lesser of the two tones): 1 for a held tone, less
-  /// for a voice's gliding harmonics.
+  /// their lengths, the lesser of the two tones; a single tone's own):
+  /// 1 for a held tone, less for a voice's gliding harmonics or a played
+  /// note's vibrato.
   var coherence: Double = 0
   /// How far the other harmonics of a voice its pair could be two of
   /// stand over the power halfway between them, as a share of the pair's
@@ -436,7 +437,9 @@ struct ToneTracker {
       ), share: medianShare, upperShare: upperShare,
       twist: Self.median(&twists), levelSpread: levelSpread,
       twistSpread: twistQuartiles.upper - twistQuartiles.lower,
-      coherence: min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1)),
+      coherence: lengths.1 > 0
+        ? min(steadiness(advance.0, lengths.0), steadiness(advance.1, lengths.1))
+        : steadiness(advance.0, lengths.0),
       frames: (runFirstFrame + first)...(runFirstFrame + last))
     if needsHarmonics?(run) ?? true {
       run.harmonics = harmonicEvidence(
