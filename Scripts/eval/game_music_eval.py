@@ -42,9 +42,10 @@ SOURCES = (
 )
 GROUPS = ("tune", "check")
 # micloop's false keys, and calls, pages and signals, per group over both rates today: --check fails past them.
+# The keys' floors were 26 and 20 with the bass rule at -10 dB (DualToneRunRule.OverBass.bass), now -14 dB.
 # The calls' floors were 10 and 134 before the rule for notes that swell and waver (SelectiveCallRule); it was
 # chosen on the check group's calls against real calls through FM and GSM 06.10, and measured on the tune group.
-FLOOR_KEYS = {"tune": 26, "check": 20}
+FLOOR_KEYS = {"tune": 10, "check": 6}
 FLOOR_CALLS = {"tune": 6, "check": 16}
 
 

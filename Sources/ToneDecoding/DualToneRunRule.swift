@@ -392,15 +392,18 @@ enum DualToneRunRule {
   /// music of `planetblupi-music-ogg`, `nexuiz-music`, `ufoai-music` and
   /// `lincity-ng-data`: keys over a CTCSS sub-tone and FM clicks (up to
   /// 2 dB over the pair once the sub-tone is set aside) were held this
-  /// steadily; speech 4-10 dB under keys put at most −11.7 dB below 250 Hz.
+  /// steadily; speech 4-10 dB under keys put at most −11.7 dB below 250 Hz
+  /// (with the bar at −17 dB one of its 400 keys would be lost).
   enum OverBass {
     /// The top of the band under the voice band, in Hz.
     static let lowBandTop = 250.0
     /// Where a radio's sub-tone may lie (CTCSS: 67.0-254.1 Hz), in Hz.
     static let subTones = 60.0...260.0
     /// The power under `lowBandTop`, the strongest sub-tone set aside,
-    /// over the pair's, from which the pair must be held like a key, dB.
-    static let bass = -10.0
+    /// over the pair's, from which the pair must be held like a key, dB:
+    /// most of the game music's false keys lay from −14.3 dB up (−10 dB
+    /// left 23 of them per rate, −14 leaves 8).
+    static let bass = -14.0
     /// How far the frames' twists may spread, in dB.
     static let twistSpread = 3.5
     /// How far the run's louder and softer frames may lie apart, in dB
