@@ -13,7 +13,8 @@ sent over the channels of `channels.py`:
   pages (four pagers on Quick Call II tones, a quarter of them group calls)
   and TR-BOS siren signals after a ZVEI call (the signal's name and the
   call must both be right).
-- Telephone: 8 kHz, 300-3400 Hz and G.711 mu-law or GSM 06.10, DTMF keys at
+- Telephone: 8 kHz, 300-3400 Hz and G.711 mu-law or GSM 06.10: CCIR, ZVEI1 and
+  EEA calls at -30 to -10 dBFS, and DTMF keys at
   -18 to -30 dBFS per tone with -6 to +3 dB twist, the caller speaking
   between groups of keys.
 
@@ -143,6 +144,21 @@ def phone_file(codec, count, seed, pool, directory):
     return path, sent
 
 
+def phone_call_file(codec, plan, count, seed, directory):
+    """`count` 5-tone calls of `plan` over a telephone line, -30 to -10 dBFS,
+    half a second to a second apart (a paging system or an alarm dialler)."""
+    rng = np.random.default_rng(seed)
+    pieces, sent = [np.zeros(4000)], []
+    for _ in range(count):
+        call = signalling.random_call(rng)
+        pieces += [signalling.five_tone(plan, call, 8000, 10 ** (rng.uniform(-30, -10) / 20), rng),
+                   np.zeros(int(rng.uniform(0.5, 1.0) * 8000))]
+        sent.append(call)
+    path = os.path.join(directory, f"phone-{plan}-{codec}.wav")
+    channels.write_wav16(path, channels.telephone(np.concatenate(pieces), codec), 8000)
+    return path, sent
+
+
 def run(command):
     return subprocess.run(command, capture_output=True, text=True, check=False).stdout
 
@@ -222,6 +238,10 @@ def evaluate(micloop, count, seed, directory, verbose=False, only=None):
     for index, codec in enumerate(("g711", "gsm")):
         path, sent = phone_file(codec, count, seed + 7 + index, pool, directory)
         files.append((f"telephone {'G.711 mu-law' if codec == 'g711' else 'GSM 06.10'}, 8 kHz", "dtmf", path, sent))
+        for offset, plan in enumerate(("ccir", "zvei1", "eea")):
+            path, sent = phone_call_file(codec, plan, count, seed + 11 + 3 * index + offset, directory)
+            files.append((f"telephone {'G.711 mu-law' if codec == 'g711' else 'GSM 06.10'}, 8 kHz", plan, path,
+                          sent))
     rows = []
     for channel, plan, path, sent in files:
         if only and only not in os.path.basename(path):
@@ -331,8 +351,14 @@ def subtone_failures(rows):
             for cnr, sent, right, missed, extra, short in rows if missed or extra]
 
 
+# 5-tone calls through GSM 06.10 (of 16 per plan): the codec scatters a tone's level by up to 15 dB and cuts
+# it into pieces, so some calls break apart. An open target: --check fails when fewer decode than today.
+GSM_CALLS_FLOOR = {"ccir": 16, "zvei1": 13, "eea": 13}
+
+
 def failures(rows):
-    """What `--check` fails on: a 5-tone call missed or extra; fewer than
+    """What `--check` fails on: a 5-tone call missed or extra (through GSM
+    06.10, fewer right than `GSM_CALLS_FLOOR`); fewer than
     95 % of a file's DTMF keys; an extra key on a telephone line; more than
     3 % extra keys over FM. (What is left over FM: at 6 dB CNR the talk-off
     guard loses a key or two in a hundred, and a voice after the keys can
@@ -341,7 +367,9 @@ def failures(rows):
     for channel, plan, name, sent, right, missed, extra in rows:
         if name != "micloop":
             continue
-        if plan != "dtmf":
+        if plan != "dtmf" and "GSM" in channel:
+            bad = right < GSM_CALLS_FLOOR[plan] or extra > 0
+        elif plan != "dtmf":
             bad = right != sent or extra > 0
         else:
             allowed = 0.03 * sent if channel.startswith("FM") else 0
