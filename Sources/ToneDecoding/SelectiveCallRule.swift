@@ -34,17 +34,13 @@ enum SelectiveCallRule {
   /// `plan` (whose symbols the runs' `symbol` index).
   static func soundsEncoded(_ tones: [ToneRun], plan: TonePlan) -> Bool {
     guard !tones.isEmpty else { return false }
-    guard median(tones.map(\.levelSpread)) >= wavySpread else { return true }
+    var spreads = tones.map(\.levelSpread)
+    guard ToneTracker.median(&spreads) >= wavySpread else { return true }
     let worstError = tones.map { run in
       let nominal = plan.symbols[run.symbol].frequencies[0]
       return abs(run.frequencies.0 - nominal) / nominal
     }.max()!
-    return median(tones.map(\.coherence)) >= steadyCoherence && worstError < heldTolerance
-  }
-
-  private static func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    let middle = sorted.count / 2
-    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    var steadiness = tones.map(\.coherence)
+    return ToneTracker.median(&steadiness) >= steadyCoherence && worstError < heldTolerance
   }
 }

@@ -194,9 +194,10 @@ struct ToneInterpreter {
     }
   }
 
-  /// Two-tone pages: A at least half its length then B at least half its length is a
-  /// page; A alone at least `DecodedPage.groupCallDuration(aDuration:)`,
-  /// its level held within `groupCallLevelSpread`, is the group call.
+  /// Two-tone pages: A at least half its length then B at least half its
+  /// length is a page; A alone at least
+  /// `DecodedPage.groupCallDuration(aDuration:)`, its level held within
+  /// `groupCallLevelSpread`, is the group call.
   private func closePages(
     aDuration: Double, bDuration: Double, emit: (ToneDecoderEvent) -> Void
   ) {

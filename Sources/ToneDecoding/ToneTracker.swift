@@ -288,15 +288,15 @@ struct ToneTracker {
     return ended
   }
 
-  /// The median of `values` (sorted in place): a click that dents a few
-  /// frames of a tone does not make it less of a tone.
   /// The 25th and 75th percentile of `sorted` values (0 for none).
   private static func quartiles(_ sorted: [Double]) -> (lower: Double, upper: Double) {
     guard !sorted.isEmpty else { return (0, 0) }
     return (sorted[sorted.count / 4], sorted[min(sorted.count - 1, sorted.count * 3 / 4)])
   }
 
-  private static func median(_ values: inout [Double]) -> Double {
+  /// The median of `values` (sorted in place; 0 for none): a click that
+  /// dents a few frames of a tone does not make it less of a tone.
+  static func median(_ values: inout [Double]) -> Double {
     guard !values.isEmpty else { return 0 }
     values.sort()
     let middle = values.count / 2
