@@ -236,12 +236,12 @@ def evaluate(micloop, count, seed, directory, verbose=False, only=None):
                 if rate != 48000:
                     tones.append((cnr, path, subtones))
     for index, codec in enumerate(("g711", "gsm")):
+        channel = f"telephone {'G.711 mu-law' if codec == 'g711' else 'GSM 06.10'}, 8 kHz"
         path, sent = phone_file(codec, count, seed + 7 + index, pool, directory)
-        files.append((f"telephone {'G.711 mu-law' if codec == 'g711' else 'GSM 06.10'}, 8 kHz", "dtmf", path, sent))
+        files.append((channel, "dtmf", path, sent))
         for offset, plan in enumerate(("ccir", "zvei1", "eea")):
             path, sent = phone_call_file(codec, plan, count, seed + 11 + 3 * index + offset, directory)
-            files.append((f"telephone {'G.711 mu-law' if codec == 'g711' else 'GSM 06.10'}, 8 kHz", plan, path,
-                          sent))
+            files.append((channel, plan, path, sent))
     rows = []
     for channel, plan, path, sent in files:
         if only and only not in os.path.basename(path):
