@@ -50,17 +50,25 @@ final class LowBandProbe {
   /// holds neither span.
   func bass(_ run: ToneRun, ring: FrameRing) -> Double? {
     guard let count = ring.copyHeld(by: run, atMost: capacity, into: samples) else { return nil }
-    let pair =
-      linePower(run.frequencies.0, from: 0, count: count)
-      + linePower(run.frequencies.1, from: 0, count: count)
-    let span = UnsafeMutableBufferPointer(start: samples, count: count)
+    let settled = Int(Double(count) * Self.settlingShare)
+    // One pass: the two tones' lines and the low-pass run side by side, each
+    // in the order it would alone, so the chains overlap and nothing is read twice.
+    var lines = (
+      Line(run.frequencies.0, sampleRate: sampleRate),
+      Line(run.frequencies.1, sampleRate: sampleRate)
+    )
     var first = sections.0
     var second = sections.1
-    first.process(span)
-    second.process(span)
-    let settled = Int(Double(count) * Self.settlingShare)
     var power = 0.0
-    for index in settled..<count { power += Double(samples[index]) * Double(samples[index]) }
+    for index in 0..<count {
+      let value = samples[index]
+      lines.0.add(Double(value))
+      lines.1.add(Double(value))
+      let low = second.process(first.process(value))
+      samples[index] = low
+      if index >= settled { power += Double(low) * Double(low) }
+    }
+    let pair = lines.0.power(count: count) + lines.1.power(count: count)
     power /= Double(count - settled)
     let level = 10 * log10(max(power, 1e-30) / max(pair, 1e-30))
     // Setting a line aside only lowers the level: a pair over less needs no scan.
@@ -79,25 +87,38 @@ final class LowBandProbe {
     return 10 * log10(max(rest, 1e-30) / max(pair, 1e-30))
   }
 
+  /// A single DFT bin summed one sample at a time.
+  private struct Line {
+    private var sum = (0.0, 0.0)
+    private var phasor = (1.0, 0.0)
+    private let turn: (Double, Double)
+
+    init(_ frequency: Double, sampleRate: Double, step: Int = 1) {
+      let angle = 2 * Double.pi * frequency * Double(step) / sampleRate
+      turn = (cos(angle), -sin(angle))
+    }
+
+    @inline(__always) mutating func add(_ value: Double) {
+      sum = (sum.0 + value * phasor.0, sum.1 + value * phasor.1)
+      phasor = (phasor.0 * turn.0 - phasor.1 * turn.1, phasor.0 * turn.1 + phasor.1 * turn.0)
+    }
+
+    /// Half the amplitude squared of the line in `count` samples added.
+    func power(count: Int) -> Double { 2 * (sum.0 * sum.0 + sum.1 * sum.1) / Double(count * count) }
+  }
+
   /// The power of a line at `frequency` in every `step`-th of
   /// `samples[start..<start + count]` (a single DFT bin: half its
   /// amplitude squared).
   private func linePower(_ frequency: Double, from start: Int, count: Int, step: Int = 1)
     -> Double
   {
-    var sum = (0.0, 0.0)
-    var phasor = (1.0, 0.0)
-    let angle = 2 * Double.pi * frequency * Double(step) / sampleRate
-    let turn = (cos(angle), -sin(angle))
+    var line = Line(frequency, sampleRate: sampleRate, step: step)
     var read = 0
     for index in stride(from: start, to: start + count, by: step) {
-      let value = Double(samples[index])
-      sum = (sum.0 + value * phasor.0, sum.1 + value * phasor.1)
-      phasor = (
-        phasor.0 * turn.0 - phasor.1 * turn.1, phasor.0 * turn.1 + phasor.1 * turn.0
-      )
+      line.add(Double(samples[index]))
       read += 1
     }
-    return 2 * (sum.0 * sum.0 + sum.1 * sum.1) / Double(read * read)
+    return line.power(count: read)
   }
 }

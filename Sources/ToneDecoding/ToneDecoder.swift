@@ -31,6 +31,9 @@ public final class ToneDecoder {
     private var pair = -1
     private var measuredFrames = (false, false)
     private var measured: UnsafeMutablePointer<FrameMeasurement>
+    /// A frame measured further for a held tone (`completeMeasurement`),
+    /// while its plan decides it.
+    let completed = UnsafeMutablePointer<FrameMeasurement>.allocate(capacity: 1)
     /// Which frames are put off while nothing is heard (see `decide`).
     var skip = FrameSkipRule()
     /// Frames measured ahead on another thread, while a block of them is
@@ -52,10 +55,15 @@ public final class ToneDecoder {
           + HarmonicSeriesProbe.extraHops(hop: hop, sampleRate: sampleRate)
           + (ToneOnsetProbe.extraSamples(sampleRate: sampleRate) + hop - 1) / hop)
       measured = .allocate(capacity: 0)
+      completed.initialize(to: FrameMeasurement(isQuiet: true, isQuietHolding: true))
       self.sampleRate = sampleRate
     }
 
-    deinit { measured.deallocate() }
+    deinit {
+      measured.deallocate()
+      completed.deinitialize(count: 1)
+      completed.deallocate()
+    }
 
     private let sampleRate: Double
 
@@ -488,27 +496,30 @@ public final class ToneDecoder {
     _ complete: () -> FrameMeasurement = { fatalError("no frame to measure") },
     emit: (ToneDecoderEvent) -> Void
   ) {
-    var tone: FrameTone?
+    // The frame's tone, read in place from its measurement, and whether it is weak.
+    var isWeak: Bool?
+    var found = measured
     if let measured {
       // The tone in progress: found in the last frame, or still the open run.
       let holding = plan.held.flatMap {
         $0.symbol == plan.lastSymbol || $0.symbol == plan.tracker.openSymbol ? $0 : nil
       }
-      // Measurements are read in place (each holds a few hundred bytes).
       if holding == nil || measured.pointee.isComplete {
-        tone = plan.classifier.decide(measured, holding: holding)
+        isWeak = plan.classifier.decide(measured, holding: holding)
       } else {
-        var completed = complete()
-        tone = plan.classifier.decide(&completed, holding: holding)
+        analysis.completed.pointee = complete()
+        found = UnsafePointer(analysis.completed)
+        isWeak = plan.classifier.decide(found!, holding: holding)
       }
     }
-    plan.lastSymbol = tone?.isWeak == false ? tone?.symbol : nil
-    if let tone, tone.share >= settings.minimumShare {
+    plan.lastSymbol = isWeak == false ? found!.pointee.tone!.symbol : nil
+    if isWeak != nil, found!.pointee.tone!.share >= settings.minimumShare {
       // The loudest level the tone reached: its fading tail is not held.
-      let level = plan.held?.symbol == tone.symbol ? max(plan.held!.level, tone.level) : tone.level
-      plan.held = (tone.symbol, level)
+      let symbol = found!.pointee.tone!.symbol
+      let level = found!.pointee.tone!.level
+      plan.held = (symbol, plan.held?.symbol == symbol ? max(plan.held!.level, level) : level)
     }
-    if let run = plan.tracker.add(tone) {
+    if let run = plan.tracker.add(isWeak.map { (found!, $0) }) {
       if plan.reportAfter != nil {
         plan.interpreter.ended(run)
       } else if plan.classifier.accepts(run), !isVoice(run, plan.classifier, analysis) {

@@ -337,15 +337,16 @@ final class ToneFrameClassifier {
     }
   }
 
-  /// The frame's tone for this plan, or `nil` when none qualifies.
+  /// Whether the frame holds a tone for this plan: `nil` when none
+  /// qualifies, else whether the tone (`measured`'s, read in place: it
+  /// holds a few hundred bytes) is weak (`FrameTone.isWeak`).
   /// `holding` is the tone in progress: its symbol is kept at
   /// `holdingShare` while its level stays within 10 dB of the level given
   /// (a pause between two presses of one key is never bridged). With a tone
   /// held, `measured` must be complete.
-  /// (`measured` is read in place: it holds a few hundred bytes.)
   func decide(
     _ measured: UnsafePointer<FrameMeasurement>, holding: (symbol: Int, level: Double)?
-  ) -> FrameTone? {
+  ) -> Bool? {
     if measured.pointee.isQuiet
       && (!isLenient(holding: holding != nil) || measured.pointee.isQuietHolding)
     {
@@ -359,13 +360,11 @@ final class ToneFrameClassifier {
     switch layout {
     case .dual:
       guard measured.pointee.rawShare >= 0.5 * required, share >= required else { return nil }
-      return measured.pointee.tone
+      return measured.pointee.tone!.isWeak
     case .single:
-      var tone = measured.pointee.tone
-      tone!.isWeak = share < required
-      return tone
+      return share < required
     case .characterCode:
-      return measured.pointee.tone
+      return measured.pointee.tone!.isWeak
     }
   }
 

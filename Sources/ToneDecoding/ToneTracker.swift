@@ -171,11 +171,13 @@ struct ToneTracker {
   /// Seconds of the centre of the latest decided frame.
   var latestCentre: Double { centre(of: max(0, frameIndex - 1)) }
 
-  /// Takes the next frame's decision; returns the run it ended, if any.
-  mutating func add(_ tone: FrameTone?) -> ToneRun? {
+  /// Takes the next frame's decision: the tone its measurement holds and
+  /// whether it is weak, or `nil` for none; returns the run it ended, if any.
+  mutating func add(_ found: (measured: UnsafePointer<FrameMeasurement>, isWeak: Bool)?) -> ToneRun?
+  {
     frameIndex += 1
-    // Read in place: a finding holds a few hundred bytes.
-    guard let symbol = tone?.symbol, let isWeak = tone?.isWeak else {
+    // Read in place and copied once: a finding holds a few hundred bytes.
+    guard let found, let symbol = found.measured.pointee.tone?.symbol else {
       // Nothing found, nothing held, nothing rising: nothing to decide.
       if runSymbol == nil && recent == (-1, -1, -1) && weakStreak == 0 {
         framesSinceWeak += 1
@@ -183,17 +185,20 @@ struct ToneTracker {
       }
       return add(symbol: -1, isWeak: false)
     }
-    if isWeak {
+    if found.isWeak {
       // A weak finding votes for nothing; it may only lengthen a run back.
       let slot = frameIndex & Self.weakMask
-      weak[slot] = tone!
+      weak[slot] = found.measured.pointee.tone!
+      weak[slot].isWeak = true
       weakFrame[slot] = frameIndex
     } else if frameIndex & 1 == 0 {
-      latest.0 = tone!
+      latest.0 = found.measured.pointee.tone!
+      latest.0.isWeak = false
     } else {
-      latest.1 = tone!
+      latest.1 = found.measured.pointee.tone!
+      latest.1.isWeak = false
     }
-    return add(symbol: symbol, isWeak: isWeak)
+    return add(symbol: symbol, isWeak: found.isWeak)
   }
 
   /// `add` for a finding of `symbol` (−1 for none) already kept.
@@ -223,7 +228,7 @@ struct ToneTracker {
 
   /// Ends the open run (end of stream).
   mutating func finish() -> ToneRun? {
-    let pending = add(nil)
+    let pending = add(nil as (UnsafePointer<FrameMeasurement>, Bool)?)
     if let pending { return pending }
     gapFrames = bridgedGap
     return take(nil, data: nil, at: frameIndex)
