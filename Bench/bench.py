@@ -57,6 +57,11 @@ def median_seconds(commands, runs, warmup=2):
     return [(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus)]
 
 
+def on_one_core(command):
+    """`command` pinned to the first core: what it costs where no second thread can help."""
+    return ["taskset", "-c", "0"] + command
+
+
 def peak_rss_kib(command):
     out = subprocess.run(["/usr/bin/time", "-f", "%M"] + command, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True, check=True)
@@ -80,6 +85,8 @@ def meter_section(micloop, work, runs):
     cat_stereo = ["cat", stereo_file]
     (t_ours, c_ours), (t_sox, c_sox), (t_cat, c_cat), (t_ours2, c_ours2), (t_sox2, c_sox2), (t_cat2, c_cat2) = \
         median_seconds([ours, sox, cat, ours_stereo, sox_stereo, cat_stereo], runs)
+    (t_one, c_one), (t_sox_one, c_sox_one), (t_one2, c_one2), (t_sox_one2, c_sox_one2) = median_seconds(
+        [on_one_core(ours), on_one_core(sox), on_one_core(ours_stereo), on_one_core(sox_stereo)], runs)
     rss_long = peak_rss_kib(ours)
     rss_short = peak_rss_kib([micloop, "meter", "--input", short_file, "--json"])
     # The two must agree on the numbers, too.
@@ -103,6 +110,17 @@ def meter_section(micloop, work, runs):
         f"| `sox F -n stats` (stereo) | {t_sox2:.3f} | {c_sox2:.3f} | {t_sox2 / t_ours2:.2f} | "
         f"{c_sox2 / c_ours2:.2f} |",
         f"| `cat F` (stereo) | {t_cat2:.3f} | {c_cat2:.3f} | {t_cat2 / t_ours2:.2f} | {c_cat2 / c_ours2:.2f} |",
+        "",
+        "Pinned to one core (`taskset -c 0`), where micloop's reader thread cannot run beside its meter:",
+        "",
+        "| command | median wall s | median CPU s | wall ratio | CPU ratio |",
+        "|---|---|---|---|---|",
+        f"| `micloop meter --input F --json` (mono) | {t_one:.3f} | {c_one:.3f} | 1.00 | 1.00 |",
+        f"| `sox F -n stats` (mono) | {t_sox_one:.3f} | {c_sox_one:.3f} | {t_sox_one / t_one:.2f} | "
+        f"{c_sox_one / c_one:.2f} |",
+        f"| `micloop meter --input F --json` (stereo) | {t_one2:.3f} | {c_one2:.3f} | 1.00 | 1.00 |",
+        f"| `sox F -n stats` (stereo) | {t_sox_one2:.3f} | {c_sox_one2:.3f} | {t_sox_one2 / t_one2:.2f} | "
+        f"{c_sox_one2 / c_one2:.2f} |",
         "",
         f"**micloop is {t_sox / t_ours:.2f}× faster than sox** on mono (wall clock; {c_sox / c_ours:.2f}× in CPU "
         f"time) and {t_sox2 / t_ours2:.2f}× on stereo ({c_sox2 / c_ours2:.2f}× in CPU time), on the same files in "
@@ -417,6 +435,22 @@ def tones_section(micloop, work, runs):
     wide = os.path.join(work, "dtmf-ten-minutes-48k.wav")
     sh(["sox", "-V1", path, "-r", "48000", wide])
     ours = decoders[0][1]
+    spandsp_rx = decoders[2][1]
+    (ours_one, spandsp_one, wide_one) = median_seconds(
+        [on_one_core(ours(path)), on_one_core(spandsp_rx(path)), on_one_core(ours(wide))], runs)
+    lines += ["On one core and on two (`taskset -c 0` pins the whole process to the first core, so "
+              "micloop's reader thread takes its turns with the decoder), spandsp beside micloop; ratios are "
+              "spandsp's time over micloop's, above 1 micloop is faster:", "",
+              "| run | micloop wall s | micloop CPU s | spandsp wall s | spandsp CPU s | wall ratio | CPU ratio |",
+              "|---|---|---|---|---|---|---|",
+              f"| 8 kHz, two cores | {timings[0][0]:.3f} | {timings[0][1]:.3f} | {timings[2][0]:.3f} | "
+              f"{timings[2][1]:.3f} | {timings[2][0] / timings[0][0]:.2f} | {timings[2][1] / timings[0][1]:.2f} |",
+              f"| 8 kHz, one core | {ours_one[0]:.3f} | {ours_one[1]:.3f} | {spandsp_one[0]:.3f} | "
+              f"{spandsp_one[1]:.3f} | {spandsp_one[0] / ours_one[0]:.2f} | {spandsp_one[1] / ours_one[1]:.2f} |",
+              f"| 48 kHz input, one core | {wide_one[0]:.3f} | {wide_one[1]:.3f} | {spandsp_one[0]:.3f} | "
+              f"{spandsp_one[1]:.3f} | {spandsp_one[0] / wide_one[0]:.2f} | {spandsp_one[1] / wide_one[1]:.2f} |",
+              "", "spandsp reads 8 kHz only: the 48 kHz row sets micloop's time on the 48 kHz file beside "
+              "spandsp's on the 8 kHz one. Where micloop's time goes is in `Docs/PROFILES.md`.", ""]
     narrow_run, wide_run = median_seconds([ours(path), ours(wide)], runs)
     wide_score = dtmf_corpus.score(truth, decoded_keys(ours(wide)))
     lines += [f"The same ten minutes resampled to 48 kHz: micloop takes {wide_run[0]:.3f} s against "
