@@ -39,7 +39,16 @@ public enum JSONText {
 
   /// Whether `text` holds a quote, a backslash or a control character.
   private static func needsEscapes(_ text: String) -> Bool {
-    text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    func isEscaped(_ byte: UInt8) -> Bool {
+      byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+    // A native string's bytes are read as one buffer (a loop the compiler
+    // unrolls), not one index step at a time.
+    let answer = text.utf8.withContiguousStorageIfAvailable { bytes in
+      for byte in bytes where isEscaped(byte) { return true }
+      return false
+    }
+    return answer ?? text.utf8.contains(where: isEscaped)
   }
 
   /// A JSON array of already-rendered values.
