@@ -32,7 +32,7 @@ REAL_TALK_EVAL ?= --guard --check --report-only
 # The game music's false keys (and, with --calls, its calls) are an open target: --check fails when they grow.
 GAME_MUSIC_EVAL ?= --check
 
-.PHONY: stage-clock setup build debug check test unit-test soak live-keys-check station-soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval game-music-eval record-eval station-check feedback-eval fuzz-check fuzz bench demo docs manual format install clean
+.PHONY: stage-clock setup build debug check quick test unit-test soak live-keys-check station-soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval game-music-eval record-eval station-check feedback-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -79,6 +79,13 @@ check:
 	$(SWIFT) build --build-tests
 	MICLOOP_OFFLINE=1 python3 Scripts/run_tests.py $(TEST_BINARY) --workers $(TEST_WORKERS) \
 	  --skip '^MicLoopCLITests\.' --logs .build/check
+
+## quick: check without the tests that take over 4 s of a core each (traited .slow), for a loop
+## of a minute or so while working on one thing; check and test run them all
+quick:
+	$(SWIFT) build --build-tests
+	MICLOOP_OFFLINE=1 MICLOOP_QUICK=1 python3 Scripts/run_tests.py $(TEST_BINARY) \
+	  --workers $(TEST_WORKERS) --skip '^MicLoopCLITests\.' --logs .build/quick
 
 # The tests use swift-testing only, one process per suite, TEST_WORKERS at a time
 # (Scripts/run_tests.py: most slow tests wait on a server or a live job, and the waits overlap).

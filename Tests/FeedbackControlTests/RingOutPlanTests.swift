@@ -25,7 +25,7 @@ import Testing
   /// `LoopStability`. Every step from the loop's limit to 9 dB past it
   /// keeps `ringOutMargin` (less the grid's rounding) once its duck is
   /// counted.
-  @Test(arguments: RoomFixtures.names)
+  @Test(.slow, arguments: RoomFixtures.names)
   func thePlannedNotchesKeepTheLoopUnderItsLimit(room: String) throws {
     let settings = HowlGuardSettings()
     let (plan, response) = try Self.plan(room, settings)

@@ -1,11 +1,12 @@
 import FeedbackControl
 import SignalDSP
+import TestSupport
 import Testing
 
 /// An exponential sweep measures a loop well enough to read its limit.
 @Suite struct SweepMeasurementTests {
   /// A sweep through a known response and back gives the response's limit.
-  @Test func aSweepMeasuresAResponse() throws {
+  @Test(.slow) func aSweepMeasuresAResponse() throws {
     let rate = 48_000.0
     let sweep = ExponentialSweep(sampleRate: rate, duration: 1)
     var response = [Float](repeating: 0, count: 2000)

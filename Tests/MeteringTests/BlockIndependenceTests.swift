@@ -58,9 +58,11 @@ import Testing
     return result
   }
 
-  @Test(arguments: [
-    (MeterBallistics.digital, 1), (.digital, 2), (.ppm2, 1), (.vu, 2), (.lufs, 2),
-  ])
+  @Test(
+    .slow,
+    arguments: [
+      (MeterBallistics.digital, 1), (.digital, 2), (.ppm2, 1), (.vu, 2), (.lufs, 2),
+    ])
   func everyBlockSizeGivesTheSameReadings(ballistics: MeterBallistics, channels: Int) {
     var settings = MeterSettings()
     settings.ballistics = ballistics

@@ -191,7 +191,7 @@ import Testing
     return samples
   }
 
-  @Test(arguments: [20.0, 10.0])
+  @Test(.slow, arguments: [20.0, 10.0])
   func trafficSwellingByTenDecibelsIsNoTalk(period: Double) {
     let found = segments(swellingNoise(90, level: -45, period: period, seed: 21))
     #expect(found.isEmpty, "a ±10 dB swell every \(period) s: \(found)")

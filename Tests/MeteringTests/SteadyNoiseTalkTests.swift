@@ -84,7 +84,7 @@ import Testing
 
   /// Talk after the room was learned: every utterance is one segment and
   /// the steady room is never talk.
-  @Test(arguments: Colour.allCases)
+  @Test(.slow, arguments: Colour.allCases)
   func speechFiveDecibelsOverSteadyNoiseIsTalk(colour: Colour) {
     let (samples, truth) = Self.scene(colour, first: 2.5, seed: 31)
     let found = MeterRun.segments(MeterRun.events(samples, sampleRate: Self.rate))
@@ -102,7 +102,7 @@ import Testing
   /// room is still learned: half a second of a steady level is the room,
   /// so the talk is heard from its first syllable, and it does not become
   /// the room (it used to, and the next seconds of talk were missed).
-  @Test(arguments: Colour.allCases)
+  @Test(.slow, arguments: Colour.allCases)
   func talkWhileASteadyRoomIsLearnedIsHeardFromItsStart(colour: Colour) {
     let (samples, truth) = Self.scene(colour, first: 1.2, seed: 41)
     let found = MeterRun.segments(MeterRun.events(samples, sampleRate: Self.rate))

@@ -187,7 +187,7 @@ import Testing
   /// first pause of the room brings the background down, so the next
   /// sentence is talk from its first word (it used to stay silence for
   /// minutes).
-  @Test func aStreamStartedMidSentenceHearsTheNextOne() {
+  @Test(.slow) func aStreamStartedMidSentenceHearsTheNextOne() {
     // Syllables 70 ms apart at -26 dBFS over a -46 dBFS room, from the
     // first frame; a 2 s pause; more of them.
     var scene = TransmissionScene(seconds: 24, floor: -46, seed: 6, rate: 48_000)
@@ -291,7 +291,7 @@ import Testing
   /// and a noise that comes on: whenever talk is closed, `speech` is under
   /// `open`; no threshold is ever above full scale; the background never
   /// climbs into the reading.
-  @Test func theEvidenceExplainsTheDecision() {
+  @Test(.slow) func theEvidenceExplainsTheDecision() {
     var voice = SyntheticSpeech(sampleRate: 48_000, seed: 21)
     var samples = MeterRun.noise(40, level: -72, seed: 22)
     var position = 2.0

@@ -101,7 +101,7 @@ import Testing
 
   /// The latency probe, run in each room, reads the maximum stable gain
   /// computed from the room's own response (after 768 frames of buffering).
-  @Test(arguments: RoomFixtures.names)
+  @Test(.slow, arguments: RoomFixtures.names)
   func latencyFindsTheRoomsMaximumStableGain(name: String) throws {
     let response = try RoomFixtures.response(name)
     let expected = try #require(

@@ -135,7 +135,7 @@ import Testing
   /// exactly those of the one-thread processor on the same samples, for any
   /// interval, channel count and block size, loudness included (seeded
   /// noise bursts, so talk starts and ends too).
-  @Test(arguments: [(1, 0.1, 16_384), (2, 0.0371, 4_096), (3, 0.001, 1_000)])
+  @Test(.slow, arguments: [(1, 0.1, 16_384), (2, 0.0371, 4_096), (3, 0.001, 1_000)])
   func eventsEqualTheOneThreadProcessor(channels: Int, interval: Double, block: Int) throws {
     let files = try TestFiles()
     var random = SplitMix(seed: UInt64(channels))

@@ -68,11 +68,13 @@ import TonePlans
     return events
   }
 
-  @Test(arguments: [
-    (8_000.0, 1, Encoding.pcm16, "dtmf"), (48_000, 1, .pcm16, "dtmf"),
-    (48_000, 2, .float, "dtmf"), (22_050, 1, .pcm16, "dtmf,zvei1"),
-    (48_000, 1, .pcm16, "dtmf,zvei1,ctcss"),
-  ])
+  @Test(
+    .slow,
+    arguments: [
+      (8_000.0, 1, Encoding.pcm16, "dtmf"), (48_000, 1, .pcm16, "dtmf"),
+      (48_000, 2, .float, "dtmf"), (22_050, 1, .pcm16, "dtmf,zvei1"),
+      (48_000, 1, .pcm16, "dtmf,zvei1,ctcss"),
+    ])
   func twoThreadsGiveTheEventsOfOne(rate: Double, channels: Int, encoding: Encoding, plans: String)
     throws
   {

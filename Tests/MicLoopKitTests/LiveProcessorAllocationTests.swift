@@ -13,6 +13,7 @@ import Testing
   /// rings drained while it runs: not one allocation on the audio thread,
   /// in mono, stereo and 5.1, and in every sample format.
   @Test(
+    .slow,
     arguments: [(1, SampleFormat.float), (2, .float), (6, .float)]
       + SampleFormat.allCases.filter { $0 != .float }.map { (1, $0) })
   func loopbackPathNeverAllocatesOnTheAudioThread(channels: Int, format: SampleFormat) throws {
@@ -139,7 +140,7 @@ import Testing
   /// the period the gain gets there — and neither handing over what was
   /// played and heard nor taking up a learned plan allocates on the audio
   /// thread.
-  @Test func aLearnedPlanActsOnAJumpWithoutAllocating() throws {
+  @Test(.slow) func aLearnedPlanActsOnAJumpWithoutAllocating() throws {
     let response = try RoomFixtures.response("living")
     let limit = try #require(
       LoopStability.analyze(impulseResponse: response, sampleRate: 48_000, delay: 768)

@@ -103,7 +103,7 @@ import TonePlans
   /// transmission on the device that came back. Two files, one
   /// `device_lost` gap as long as the job's own, and the index's spans
   /// tiling stream time plus the gap.
-  @Test func aLiveJobWithALostDeviceMakesAGapBetweenTwoFiles() throws {
+  @Test(.slow) func aLiveJobWithALostDeviceMakesAGapBetweenTwoFiles() throws {
     let rate = Double(LiveJobTests.rate)
     // Talk starts once the detector has learned the room (its learningTime).
     var before = TransmissionScene(seconds: 4, floor: -50, seed: 31, rate: rate)

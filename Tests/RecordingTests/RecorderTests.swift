@@ -172,7 +172,7 @@ import Testing
   /// passing (3 dB a second at its steepest): none makes a file.
   enum Noise: CaseIterable { case clicks, squelchTails, traffic }
 
-  @Test(arguments: Noise.allCases)
+  @Test(.slow, arguments: Noise.allCases)
   func noisesWithoutTalkMakeNoFile(noise: Noise) throws {
     let seconds = 600.0
     var scene = TransmissionScene(seconds: seconds, floor: -70, seed: 13)

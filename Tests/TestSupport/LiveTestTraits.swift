@@ -7,8 +7,8 @@ import Foundation
 /// Whether live tests run. `make test` runs them and they fail when their
 /// server cannot start; a contributor without sound servers sets
 /// `MICLOOP_OFFLINE=1` to leave every test tagged `.live` out (the tags and
-/// the `needsSoundServer` and `needsRoot` traits are below, for every test
-/// target).
+/// the `needsSoundServer`, `needsRoot` and `slow` traits are below, for
+/// every test target).
 public enum LiveTests {
   /// Set by the environment of the test process, read once.
   public static let areEnabled = ProcessInfo.processInfo.environment["MICLOOP_OFFLINE"] != "1"
@@ -24,6 +24,13 @@ public enum LiveTests {
   /// Why a disk test was left out.
   public static let mountReason =
     "MICLOOP_OFFLINE=1 without root: mounting a small tmpfs needs root"
+
+  /// Whether the tests that take seconds of a core each (`.slow`) run:
+  /// always, but for `MICLOOP_QUICK=1` (`make quick`).
+  public static let runsSlowTests = ProcessInfo.processInfo.environment["MICLOOP_QUICK"] != "1"
+
+  /// Why a slow test was left out.
+  public static let slowReason = "MICLOOP_QUICK=1: takes over 4 s of a core"
 }
 
 // The release build compiles this target too, where the Testing module
@@ -44,6 +51,13 @@ public enum LiveTests {
     /// Leaves a live test out when `MICLOOP_OFFLINE=1` (`LiveTests`).
     public static var needsSoundServer: Self {
       .enabled(if: LiveTests.areEnabled, Comment(rawValue: LiveTests.offlineReason))
+    }
+
+    /// Leaves a test that takes over 4 s of a core by itself (hours
+    /// simulated, corpora decoded, rooms swept) out when `MICLOOP_QUICK=1`;
+    /// `make check` and `make test` run it.
+    public static var slow: Self {
+      .enabled(if: LiveTests.runsSlowTests, Comment(rawValue: LiveTests.slowReason))
     }
 
     /// Leaves a test that mounts a small tmpfs out when `MICLOOP_OFFLINE=1`

@@ -42,7 +42,9 @@ import TonePlans
   /// Each tone, 0.3 % off (as encoders may be) and 18 dB below the voice,
   /// starting 0.5 s into it for 3 s: found as itself — never a neighbour
   /// 2.3 Hz away — with its start within 250 ms.
-  @Test(arguments: [-0.003, 0.003]) func everyStandardToneIsFoundUnderVoice(error: Double) throws {
+  @Test(.slow, arguments: [-0.003, 0.003]) func everyStandardToneIsFoundUnderVoice(error: Double)
+    throws
+  {
     guard case .subAudible(let table) = TonePlan.ctcss.kind else {
       Issue.record("ctcss is not a sub-audible plan")
       return

@@ -30,7 +30,7 @@ import TonePlans
     return signal
   }
 
-  @Test(arguments: fiveTonePlans)
+  @Test(.slow, arguments: fiveTonePlans)
   func everyFiveTonePlanDecodesItsOwnCallsExactly(plan: TonePlan) throws {
     let alphabet = String(plan.symbols.map(\.symbol).filter { $0 != "E" })
     let calls = ["12345", "12335", "90000", String(alphabet.suffix(5)), "11222"]
