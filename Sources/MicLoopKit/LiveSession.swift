@@ -9,9 +9,11 @@ import SignalDSP
 
 /// One run of a live job on one opening of its devices, on any duplex
 /// backend: starts the unit, then about 50 times a second (the control
-/// cycle) drains what the audio thread left in the processor's rings and
-/// hands it to the caller, reports xruns and pauses, and stops when the
-/// caller asks, after the job's length, or when a device fails. A job
+/// cycle) runs the control-cycle half of each of the processor's features
+/// (`LiveCycleStage`: meter, guard and learner, analysis, capture), which
+/// hands what the audio thread left in its ring to the caller; reports
+/// xruns and pauses, and stops when the caller asks, after the job's
+/// length, or when a device fails. A job
 /// that outlives its devices (`LiveJob` with reconnection) runs one
 /// session per opening, all on the same `LiveProcessor`.
 ///
@@ -19,9 +21,6 @@ import SignalDSP
 /// handler included; the audio thread only fills the processor's rings and
 /// counters. Control thread only.
 public final class LiveSession<Backend: DuplexBackend> {
-  /// Frames of silence handed to the analysers at a time in place of
-  /// frames their ring dropped.
-  static var silenceBlock: Int { 4096 }
   public typealias Unit = DuplexUnit<Backend, LiveProcessor>
 
   /// How a session ended.
@@ -122,64 +121,15 @@ public final class LiveSession<Backend: DuplexBackend> {
     var seenUnderruns = 0
     var reportedLost = 0
     var stoppedByCaller = false
-    var hasAudio = false
-
-    var analysed = alreadyProcessed
-    // Frames the analysis ring dropped reach the analysers as silence, so
-    // their time stays the stream's.
-    var silencedDrops = processor.analysis?.dropped.load(ordering: .relaxed) ?? 0
-    var silence = [Float]()
-    func analyse(_ samples: UnsafeBufferPointer<Float>) {
-      var count = samples.count
-      if let frameLimit { count = Int(max(0, min(Int64(count), frameLimit - analysed))) }
-      analysed += Int64(count)
-      if count > 0 { handlers.onInput(UnsafeBufferPointer(rebasing: samples[..<count])) }
-    }
-    // Whatever a ring holds was captured by this session: its first audio.
-    func arrived() {
-      guard !hasAudio else { return }
-      hasAudio = true
-      handlers.onFirstAudio()
-    }
+    let cycle = LiveCycle(frameLimit: frameLimit, onFirstAudio: handlers.onFirstAudio)
+    let stages = self.stages(handlers, from: alreadyProcessed)
     func drain() {
-      if processor.framesProcessed.load(ordering: .acquiring) > alreadyProcessed { arrived() }
-      processor.events.drain { events in
-        arrived()
-        for event in events { handlers.onEvent(event.meterEvent) }
+      // Whatever a ring holds was captured by this session: its first audio.
+      if processor.framesProcessed.load(ordering: .acquiring) > alreadyProcessed {
+        cycle.arrived()
       }
-      processor.feedbackEvents.drain { events in
-        for event in events { handlers.onFeedback(event) }
-      }
-      processor.learnLoop()
-      if let analysis = processor.analysis {
-        analysis.drain { samples in
-          arrived()
-          analyse(samples)
-        }
-        let dropped = analysis.dropped.load(ordering: .relaxed)
-        if dropped > silencedDrops {
-          if silence.isEmpty { silence = [Float](repeating: 0, count: Self.silenceBlock) }
-          var left = dropped - silencedDrops
-          silencedDrops = dropped
-          while left > 0 {
-            let count = min(left, silence.count)
-            silence.withUnsafeBufferPointer { analyse(UnsafeBufferPointer(rebasing: $0[..<count])) }
-            left -= count
-          }
-        }
-      }
-      processor.recording?.drain { block in
-        arrived()
-        var block = block
-        if let frameLimit {
-          let frames = Int(max(0, min(Int64(block.frameCount), frameLimit - block.streamFrame)))
-          block.samples = UnsafeBufferPointer(
-            rebasing: block.samples[..<(frames * block.channelCount)])
-        }
-        if block.frameCount > 0 { handlers.onCaptured(block) }
-      }
+      for stage in stages { stage.runCycle(cycle) }
     }
-
     processor.frameLimit.store(frameLimit.map { Int($0) } ?? .max, ordering: .relaxed)
     try unit.start()
     var stall = StallWatch(
@@ -208,7 +158,7 @@ public final class LiveSession<Backend: DuplexBackend> {
       seenOverruns = overruns
       seenUnderruns = underruns
       // Said once audio flows again, after the device is back.
-      if hasAudio, let restored = unit.backend.takeRestoredConnections() {
+      if cycle.hasAudio, let restored = unit.backend.takeRestoredConnections() {
         handlers.onConnectionsRestored(time, restored)
       }
       if ended { break }
@@ -242,6 +192,24 @@ public final class LiveSession<Backend: DuplexBackend> {
 }
 
 extension LiveSession {
+  /// The control-cycle halves of the processor's features, in the order
+  /// each cycle runs them, handing on to `handlers`; the analysis ring's
+  /// next frame is stream frame `streamFrame`.
+  private func stages(_ handlers: Handlers, from streamFrame: Int64) -> [any LiveCycleStage] {
+    var stages: [any LiveCycleStage] = [
+      MeterEventStage(processor: processor, onEvent: handlers.onEvent),
+      FeedbackCycleStage(processor: processor, onFeedback: handlers.onFeedback),
+    ]
+    if let analysis = processor.analysis {
+      stages.append(
+        AnalysisCycleStage(ring: analysis, from: streamFrame, onInput: handlers.onInput))
+    }
+    if let recording = processor.recording {
+      stages.append(CaptureCycleStage(ring: recording, onCaptured: handlers.onCaptured))
+    }
+    return stages
+  }
+
   /// The failure of a stream that stopped moving.
   private func stallFailure(after stallLimit: Double) -> DuplexError {
     let device =
