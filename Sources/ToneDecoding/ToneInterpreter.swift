@@ -117,10 +117,15 @@ struct ToneInterpreter {
       && abs(run.levels.0 - earlier.levels.0) <= 12
   }
 
-  /// Whether `run` can belong to the 5-tone sequence pending: one encoder
-  /// sends all its tones at one level, so a tone 12 dB weaker or stronger
-  /// than every tone before it (a squelch tail's whistle after a call, a
-  /// stray tone in the noise before one) starts a sequence of its own.
+  /// How far a 5-tone call's tones may lie from each other's level, in
+  /// dB: an encoder sends them at one level, and GSM 06.10 scatters them
+  /// by up to 15.5 dB; a squelch tail's whistle comes 20 dB down.
+  static let sameSourceSpread = 16.0
+
+  /// Whether `run` can belong to the 5-tone sequence pending: a tone
+  /// `sameSourceSpread` weaker or stronger than every tone before it (a
+  /// squelch tail's whistle after a call, a stray tone in the noise before
+  /// one) starts a sequence of its own.
   private func isSameSource(_ run: ToneRun) -> Bool {
     guard case .sequential = plan.kind, !pending.isEmpty else { return true }
     var loudest = -Double.infinity
@@ -129,7 +134,8 @@ struct ToneInterpreter {
       loudest = max(loudest, tone.levels.0)
       softest = min(softest, tone.levels.0)
     }
-    return run.levels.0 >= loudest - 12 && run.levels.0 <= softest + 12
+    return run.levels.0 >= loudest - Self.sameSourceSpread
+      && run.levels.0 <= softest + Self.sameSourceSpread
   }
 
   /// The longest break inside one siren signal, in seconds.

@@ -81,6 +81,25 @@ import TonePlans
     #expect(try loud.decode([.eea]).sequences.map(\.text) == ["36245F"])
   }
 
+  /// GSM 06.10 scatters the tones of one call by up to 15.5 dB from tone
+  /// to tone; a squelch tail's whistle comes 20 dB down (above).
+  @Test(arguments: [TonePlan.zvei1, .eea])
+  func aCallWhoseTonesACodecScatteredIsOneCall(plan: TonePlan) throws {
+    var signal = TestSignal(sampleRate: 8_000, seed: 9)
+    signal.silence(0.5)
+    // Each tone 0, -15, -3, -15 and -1 dB from the first.
+    let levels = [0.0, -15, -3, -15, -1]
+    for (segment, level) in zip(try plan.schedule(for: "26153", sampleRate: 8_000), levels) {
+      signal.tone(
+        segment.frequencies, amplitudes: [0.3 * pow(10, level / 20)], duration: segment.duration)
+      signal.silence(segment.gap)
+    }
+    signal.silence(0.5)
+    signal.addNoise(snr: 30, relativeTo: 0.3)
+    let decoded = try signal.decode([plan])
+    #expect(decoded.sequences.map(\.text) == ["26153"], "\(decoded.sequences)")
+  }
+
   @Test func tonesOfTheWrongLengthOrTooFewMakeNoCall() throws {
     // CCIR-1 tones at 40 ms are EEA's length, not CCIR-1's 100 ms.
     let short = try Self.signal(.ccir1, calls: ["12345"], stretch: 0.4).decode([.ccir1])
