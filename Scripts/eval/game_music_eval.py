@@ -46,7 +46,7 @@ GROUPS = ("tune", "check")
 # The calls' floors were 10 and 134 before the rule for notes that swell and waver (SelectiveCallRule); it was
 # chosen on the check group's calls against real calls through FM and GSM 06.10, and measured on the tune group.
 FLOOR_KEYS = {"tune": 10, "check": 6}
-FLOOR_CALLS = {"tune": 6, "check": 16}
+FLOOR_CALLS = {"tune": 6, "check": 15}
 
 
 def tracks():

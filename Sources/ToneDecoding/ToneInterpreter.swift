@@ -36,14 +36,21 @@ struct ToneInterpreter {
     self.settings = settings
   }
 
-  /// The longest silence inside a sequence, in seconds.
+  /// The longest silence inside a sequence, in seconds (a gap of exactly
+  /// that long counts: run times are sums of frame hops, a little off).
   var maximumGap: Double {
-    switch plan.kind {
-    case .sequential, .characterCode: return Self.sequenceGapShare * plan.toneDuration
-    case .pager: return Self.pagerGap
-    case .dualTone, .arbitrary, .subAudible, .alarm: return 0
-    }
+    let gap =
+      switch plan.kind {
+      case .sequential, .characterCode: Self.sequenceGapShare * plan.toneDuration
+      case .pager: Self.pagerGap
+      case .dualTone, .arbitrary, .subAudible, .alarm: 0.0
+      }
+    return gap + Self.timeSlack
   }
+
+  /// How far apart two run times may be and still be the same time, in
+  /// seconds: far below a frame hop, far above a sum's rounding.
+  static let timeSlack = 1e-6
 
   /// The plan's symbol for a frame symbol index.
   func character(_ symbol: Int) -> Character {

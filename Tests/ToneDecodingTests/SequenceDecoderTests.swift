@@ -100,6 +100,25 @@ import TonePlans
     #expect(decoded.sequences.map(\.text) == ["26153"], "\(decoded.sequences)")
   }
 
+  /// Run times are sums of frame hops: a gap that measures exactly half a
+  /// tone (ZVEI's 35 ms, from 40 ms of silence) must not split the call
+  /// on a rounding error; 50 ms of silence does.
+  @Test func aGapOfExactlyHalfAToneKeepsTheCallTogether() throws {
+    func decoded(gap: Double) throws -> [String] {
+      var signal = TestSignal(sampleRate: 8_000, seed: 4)
+      signal.silence(0.5)
+      for segment in try TonePlan.zvei1.schedule(for: "26153", sampleRate: 8_000) {
+        signal.tone(segment.frequencies, amplitudes: [0.3], duration: segment.duration)
+        signal.silence(gap)
+      }
+      signal.silence(0.5)
+      signal.addNoise(snr: 30, relativeTo: 0.3)
+      return try signal.decode([.zvei1]).sequences.map(\.text)
+    }
+    #expect(try decoded(gap: 0.04) == ["26153"])
+    #expect(try decoded(gap: 0.05).isEmpty)
+  }
+
   @Test func tonesOfTheWrongLengthOrTooFewMakeNoCall() throws {
     // CCIR-1 tones at 40 ms are EEA's length, not CCIR-1's 100 ms.
     let short = try Self.signal(.ccir1, calls: ["12345"], stretch: 0.4).decode([.ccir1])
