@@ -512,12 +512,15 @@ public final class ToneDecoder {
         isWeak = plan.classifier.decide(found!, holding: holding)
       }
     }
-    plan.lastSymbol = isWeak == false ? found!.pointee.tone!.symbol : nil
-    if isWeak != nil, found!.pointee.tone!.share >= settings.minimumShare {
-      // The loudest level the tone reached: its fading tail is not held.
-      let symbol = found!.pointee.tone!.symbol
-      let level = found!.pointee.tone!.level
-      plan.held = (symbol, plan.held?.symbol == symbol ? max(plan.held!.level, level) : level)
+    plan.lastSymbol = nil
+    if let isWeak, let found {
+      let symbol = found.pointee.tone!.symbol
+      if !isWeak { plan.lastSymbol = symbol }
+      if found.pointee.tone!.share >= settings.minimumShare {
+        // The loudest level the tone reached: its fading tail is not held.
+        let level = found.pointee.tone!.level
+        plan.held = (symbol, plan.held?.symbol == symbol ? max(plan.held!.level, level) : level)
+      }
     }
     if let run = plan.tracker.add(isWeak.map { (found!, $0) }) {
       if plan.reportAfter != nil {
