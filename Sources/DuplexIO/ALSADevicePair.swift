@@ -6,7 +6,7 @@ internal import CALSA
 
 /// The ALSA backend: a capture and/or a playback PCM, linked when alsa-lib
 /// allows, polled together with an eventfd that wakes the audio thread for
-/// `stop`. Follows the recipe of Docs/ARCHITECTURE.md ("ALSA").
+/// `stop`. Follows the recipe of Docs/design/duplex-unit.md ("The duplex unit").
 public final class ALSADevicePair: DuplexBackend {
   private var capture: PCMDevice?
   private var playback: PCMDevice?

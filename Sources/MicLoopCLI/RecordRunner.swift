@@ -8,8 +8,8 @@ import TonePlans
 
 /// Runs `record` on a capture device: a live job (`LiveJob`, which also
 /// bridges a lost device with `--reconnect`) whose captured audio, talk
-/// events, tones and xruns feed a `Recorder` (`LiveRecordingFeed`).
-/// Control thread.
+/// events, tones and xruns feed a `Recorder` (its stage, `RecorderStage`);
+/// this only prints. Control thread.
 enum RecordRunner {
   /// Seconds of captured audio the capture ring holds while the control
   /// thread is busy (a slow disk, a sync, a hook starting).
@@ -24,7 +24,7 @@ enum RecordRunner {
     var settings = settings
     // After a stall the whole capture buffer may arrive in one cycle.
     settings.largestArrival = captureBuffer
-    let jobSettings = LiveRecordingFeed.jobSettings(
+    let jobSettings = RecorderStage.jobSettings(
       for: settings, detection: toneSettings, duration: duration, recovery: recovery,
       captureBuffer: captureBuffer, showsLevels: station != nil)
     let job: LiveJob<DeviceBackend>
@@ -58,10 +58,9 @@ enum RecordRunner {
         if case .recording(let file) = event { hook?.run(file, recorderClock: clock) }
       }
     } catch { throw CommandFailure(message: error.commandLineMessage) }
-    let feed = LiveRecordingFeed(
-      recorder: recorder, processor: job.processor,
-      watcher: { Self.show($0, printer: printer, station: reporter) }
-    ) {
+    let stage = RecorderStage(recorder: recorder)
+    let observer = LiveJobCallbacks(handle: { Self.show($0, printer: printer, station: reporter) })
+    {
       StandardOutput.checkReader()
       hook?.poll()
       let now = MonotonicClock.seconds
@@ -71,15 +70,15 @@ enum RecordRunner {
     }
     let outcome: LiveJob<DeviceBackend>.Outcome
     do {
-      outcome = try job.run(observer: feed)
+      outcome = try job.run(observer: observer, stages: [stage])
     } catch {
-      feed.finish()
+      stage.finish()
       printer.clearStatus()
       hook?.finish()
       throw CommandFailure(
         message: error.commandLineMessage + "; the recordings so far are in \(directory)")
     }
-    feed.finish()
+    stage.finish()
     printer.clearStatus()
     StandardOutput.flush()
     hook?.finish()

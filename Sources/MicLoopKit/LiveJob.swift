@@ -55,7 +55,7 @@ public struct LiveJobSettings: Sendable {
   public var tones: LiveToneSettings?
   /// What happens when a device goes away.
   public var recovery = DeviceRecovery()
-  /// Hand every captured block to the observer (`LiveJobObserver.captured`).
+  /// Hand every captured block to the job's stages (`LiveJobStage.captured`).
   public var handsOverAudio = false
   /// Seconds without audio, once it flowed, after which a session counts
   /// its device as lost (`startLimit` before its first audio). Only a job
@@ -93,7 +93,9 @@ public enum LiveJobError: Error, Sendable {
 /// the output, and, when a device goes away, waits for it, opens it again
 /// and carries on the same job (stream time, meter, decoder), filling the
 /// recording's gap with silence as long as the wall time it lasted.
-/// Everything that happens reaches a `LiveJobObserver` as typed events.
+/// Everything that happens reaches a `LiveJobObserver` as typed events,
+/// and then the job's stages (`LiveJobStage`, the recorder), which also
+/// get the captured audio and the decoder's progress.
 ///
 /// Threads: the job is made and run on one thread, the control thread,
 /// which also runs every observer call. Each session's unit runs the audio
@@ -206,11 +208,14 @@ public final class LiveJob<Backend: DuplexBackend> {
   }
 
   /// Runs the job until the observer stops it, its duration is reached,
-  /// or a device fails for good, handing every event to `observer` on the
-  /// calling thread; ends the meter, the decoder and the recording.
+  /// or a device fails for good, handing every event to `observer` and
+  /// then to each of `stages` on the calling thread; ends the meter, the
+  /// decoder and the recording (a stage's own end is its caller's).
   /// Throws when a lost device cannot be opened as it was, or will not
   /// start; a device lost while running is the outcome's `failure`.
-  public func run(observer: some LiveJobObserver) throws(LiveJobError) -> Outcome {
+  public func run(observer: some LiveJobObserver, stages: [any LiveJobStage] = [])
+    throws(LiveJobError) -> Outcome
+  {
     let rate = Double(processor.format.sampleRate)
     let reconnects = settings.recovery.reconnects
     var xruns = 0
@@ -223,48 +228,63 @@ public final class LiveJob<Backend: DuplexBackend> {
     var handlers = LiveSession<Backend>.Handlers()
     let recording = self.recording
     var lossWatch = AudioLossWatch(sampleRate: rate)
+    func handle(_ event: LiveJobEvent) {
+      observer.handle(event)
+      for stage in stages { stage.handle(event) }
+    }
     func report(_ lost: AudioLossWatch.Loss, atFrame frames: Int64) {
-      observer.handle(
-        .audioLost(time: Double(frames) / rate, seconds: lost.seconds, cause: lost.cause))
+      handle(.audioLost(time: Double(frames) / rate, seconds: lost.seconds, cause: lost.cause))
     }
     let measured = processor
+    /// The stages' cycle, then the observer's say.
+    func shouldStop() -> Bool {
+      if !stages.isEmpty {
+        let frames = Int64(measured.framesProcessed.load(ordering: .acquiring))
+        for stage in stages { stage.cycleEnded(streamFrames: frames) }
+      }
+      return observer.shouldStop()
+    }
     handlers.shouldStop = {
       let frames = Int64(measured.framesProcessed.load(ordering: .acquiring))
       if let lost = lossWatch.observe(frames: frames, at: MonotonicClock.seconds) {
         report(lost, atFrame: frames)
       }
-      return recording?.failure != nil || observer.shouldStop()
+      return recording?.failure != nil || shouldStop()
     }
-    handlers.onEvent = { observer.handle(.meter($0)) }
+    handlers.onEvent = { handle(.meter($0)) }
     // Stream frames the decoder has heard (frames its analysis ring
     // dropped, if the control thread fell seconds behind, come as silence).
     var decodedFrames = Int64(processor.framesProcessed.load(ordering: .acquiring))
     handlers.onInput = { [decoder, tones] samples in
       decoder?.process(samples) { event in
-        tones?.admit(event) { observer.handle(.tone($0)) }
+        tones?.admit(event) { handle(.tone($0)) }
       }
       decodedFrames += Int64(samples.count)
-      if decoder != nil { observer.decoded(throughFrame: decodedFrames) }
+      if decoder != nil {
+        for stage in stages { stage.decoded(throughFrame: decodedFrames) }
+      }
     }
     let handsOver = settings.handsOverAudio
     handlers.onCaptured = { block in
       recording?.write(block)
-      if handsOver { observer.captured(block) }
+      if handsOver {
+        for stage in stages { stage.captured(block) }
+      }
     }
     handlers.onXrun = {
       // A restarted playback stream can hold the loop up (a sound server's
       // idle sink starts it seconds late) while capture overflows.
       if $0 == .output { lossWatch.suspect(.underrun) }
-      observer.handle(.xrun(bus: $0, time: $1, lostFrames: $2))
+      handle(.xrun(bus: $0, time: $1, lostFrames: $2))
     }
     handlers.onPause = {
       lossWatch.suspect(.pause)
-      observer.handle(.pause(time: $0, seconds: $1))
+      handle(.pause(time: $0, seconds: $1))
     }
     handlers.onConnectionsRestored = {
-      observer.handle(.connectionsRestored(time: $0, connections: $1))
+      handle(.connectionsRestored(time: $0, connections: $1))
     }
-    handlers.onFeedback = { observer.handle(.feedback($0)) }
+    handlers.onFeedback = { handle(.feedback($0)) }
     let fillsGaps = settings.recovery.fillsGaps
     let processor = self.processor
     handlers.onFirstAudio = {
@@ -282,8 +302,7 @@ public final class LiveJob<Backend: DuplexBackend> {
         filledFrames += frames
         filled = true
       }
-      observer.handle(
-        .deviceBack(time: Double(bridged.frame) / rate, gap: seconds, filled: filled))
+      handle(.deviceBack(time: Double(bridged.frame) / rate, gap: seconds, filled: filled))
     }
 
     var outcome: LiveSession<Backend>.Outcome
@@ -300,7 +319,7 @@ public final class LiveJob<Backend: DuplexBackend> {
       droppedRecordingFrames += outcome.droppedRecordingFrames
       undecodedFrames += processor.analysis?.dropped.load(ordering: .relaxed) ?? 0
       guard reconnects, let failure = outcome.failure, failure.isDeviceLost else { break }
-      observer.handle(.deviceLost(time: outcome.duration, failure: failure))
+      handle(.deviceLost(time: outcome.duration, failure: failure))
       // A device lost again before its audio came back continues the same gap.
       if gap == nil {
         gap = Gap(
@@ -309,7 +328,7 @@ public final class LiveJob<Backend: DuplexBackend> {
       }
       retired.append(session)
       let lostFormat = processor.format
-      guard let back = reopen(until: observer.shouldStop) else {
+      guard let back = reopen(until: shouldStop) else {
         stoppedWhileWaiting = true
         outcome.failure = nil
         break
@@ -331,11 +350,11 @@ public final class LiveJob<Backend: DuplexBackend> {
     // A job that stopped while it waited, or ended on another failure,
     // still ends its meter.
     if reconnects && (stoppedWhileWaiting || outcome.failure != nil) {
-      processor.finishMeter { observer.handle(.meter($0)) }
+      processor.finishMeter { handle(.meter($0)) }
     }
     recording?.close()
-    decoder?.finish { event in tones?.admit(event) { observer.handle(.tone($0)) } }
-    tones?.finish { observer.handle(.tone($0)) }
+    decoder?.finish { event in tones?.admit(event) { handle(.tone($0)) } }
+    tones?.finish { handle(.tone($0)) }
     return Outcome(
       duration: Double(processor.framesProcessed.load(ordering: .acquiring)) / rate,
       recordedFrames: recording?.recordedFrames ?? 0, filledFrames: filledFrames,

@@ -43,25 +43,35 @@ public enum LiveJobEvent {
 /// Where a live job sends what happens, and who decides when it stops.
 /// Every method is called on the thread that runs the job (the control
 /// thread), about 50 times a second while audio flows and twice a second
-/// while the job waits for a lost device.
+/// while the job waits for a lost device. Features that need the captured
+/// audio or the decoder's progress are stages of the job (`LiveJobStage`).
 public protocol LiveJobObserver: AnyObject {
   /// Each event, in order.
   func handle(_ event: LiveJobEvent)
-  /// Asked once a control cycle (and while waiting for a lost device):
-  /// true ends the job with what it has. Read keys and redraw here.
+  /// Asked once a control cycle (and while waiting for a lost device),
+  /// after the job's stages: true ends the job with what it has. Read keys
+  /// and redraw here.
   func shouldStop() -> Bool
-  /// Each captured block with its stream frame, in order, when the job's
-  /// settings ask for the captured audio (`LiveJobSettings.handsOverAudio`).
-  /// The block is valid only during the call.
-  func captured(_ block: CaptureRing.Block)
-  /// The tone decoder has heard the stream up to stream frame `frame`:
-  /// every tone that ends before it (less the decoder's own latency) has
-  /// been reported. Called after each decoded batch, when decoding tones.
-  func decoded(throughFrame frame: Int64)
 }
 
 extension LiveJobObserver {
   public func shouldStop() -> Bool { false }
-  public func captured(_ block: CaptureRing.Block) {}
-  public func decoded(throughFrame frame: Int64) {}
+}
+
+/// An observer made of two closures, for a caller that needs no type of
+/// its own. Control thread (the job's).
+public final class LiveJobCallbacks: LiveJobObserver {
+  private let onEvent: (LiveJobEvent) -> Void
+  private let stops: () -> Bool
+
+  public init(
+    handle onEvent: @escaping (LiveJobEvent) -> Void = { _ in },
+    shouldStop stops: @escaping () -> Bool = { false }
+  ) {
+    self.onEvent = onEvent
+    self.stops = stops
+  }
+
+  public func handle(_ event: LiveJobEvent) { onEvent(event) }
+  public func shouldStop() -> Bool { stops() }
 }

@@ -34,21 +34,30 @@ import TonePlans
   /// Records every event with the moment it came, and stops when told.
   final class Recorder: LiveJobObserver {
     var events = [(event: LiveJobEvent, at: Double)]()
-    var blocks = [(streamFrame: Int64, first: Float, frames: Int)]()
     let stop: (Recorder) -> Bool
     init(stop: @escaping (Recorder) -> Bool) { self.stop = stop }
     func handle(_ event: LiveJobEvent) { events.append((event, MonotonicClock.seconds)) }
     func shouldStop() -> Bool { stop(self) }
-    func captured(_ block: CaptureRing.Block) {
-      blocks.append((block.streamFrame, block.samples[0], block.frameCount))
-    }
-    var decodedThrough: Int64 = 0
-    func decoded(throughFrame frame: Int64) { decodedThrough = frame }
     var summaries: Int {
       events.filter {
         if case .meter(.summary) = $0.event { return true } else { return false }
       }.count
     }
+  }
+
+  /// A stage of the job that keeps what only stages get: the captured
+  /// blocks, how far the decoder has heard, and each cycle's frame count.
+  final class Follower: LiveJobStage {
+    var blocks = [(streamFrame: Int64, first: Float, frames: Int)]()
+    var decodedThrough: Int64 = 0
+    var events = 0
+    var cycles = [Int64]()
+    func handle(_ event: LiveJobEvent) { events += 1 }
+    func captured(_ block: CaptureRing.Block) {
+      blocks.append((block.streamFrame, block.samples[0], block.frameCount))
+    }
+    func decoded(throughFrame frame: Int64) { decodedThrough = frame }
+    func cycleEnded(streamFrames: Int64) { cycles.append(streamFrames) }
   }
 
   /// Feeds a hand-stepped device at the pace of the wall clock from
@@ -262,14 +271,15 @@ import TonePlans
     // A ring of 4 ms: a free-running device overfills it between two cycles.
     settings.live.recordingBuffer = 0.004
     let job = try LiveJob(configuration: Self.configuration(), settings: settings) { device }
-    let observer = Recorder { _ in false }
-    let outcome = try job.run(observer: observer)
+    let follower = Follower()
+    let outcome = try job.run(observer: Recorder { _ in false }, stages: [follower])
     try #require(outcome.undecodedFrames > 0)
-    #expect(observer.decodedThrough == Int64(Self.rate))
+    #expect(follower.decodedThrough == Int64(Self.rate))
   }
 
-  /// The captured audio reaches the observer in order, each block at the
-  /// stream frame it was captured at.
+  /// The captured audio reaches the job's stages in order, each block at
+  /// the stream frame it was captured at; each stage sees every event the
+  /// observer sees, and its cycles count the frames captured so far.
   @Test func capturedAudioComesWithItsStreamFrames() throws {
     let device = SimulatedDevicePair(periodFrames: Self.period, clock: .freeRunning)
     var settings = LiveJobSettings()
@@ -278,9 +288,13 @@ import TonePlans
     settings.live.recordingBuffer = 2
     let job = try LiveJob(configuration: Self.configuration(), settings: settings) { device }
     let observer = Recorder { _ in false }
-    let outcome = try job.run(observer: observer)
+    let follower = Follower()
+    let outcome = try job.run(observer: observer, stages: [follower])
+    #expect(follower.events == observer.events.count)
+    #expect(!follower.cycles.isEmpty && follower.cycles == follower.cycles.sorted())
+    #expect((follower.cycles.last ?? 0) <= Int64(Self.rate / 2))
     var next: Int64 = 0
-    for block in observer.blocks {
+    for block in follower.blocks {
       #expect(block.streamFrame == next)
       #expect(block.first == SimulatedDevicePair.capturedSample(Int(block.streamFrame)))
       next += Int64(block.frames)

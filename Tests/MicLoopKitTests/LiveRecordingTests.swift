@@ -9,9 +9,9 @@ import Testing
 import TonePlans
 
 /// The recorder fed live: the processor a recording job runs
-/// (`LiveRecordingFeed.jobSettings`) on a simulated capture device whose
+/// (`RecorderStage.jobSettings`) on a simulated capture device whose
 /// microphone hears two transmissions, drained each control cycle into a
-/// `LiveRecordingFeed` as the live job does. The audio thread never
+/// `RecorderStage` as the live job does. The audio thread never
 /// allocates; the files come out as they do from a file.
 @Suite(.serialized) struct LiveRecordingTests {
   static let rate = 48_000.0
@@ -22,7 +22,7 @@ import TonePlans
   @Test func theMeterRunsForTheTalkTriggerOrForAStation() {
     var settings = RecorderSettings()
     func meters(showsLevels: Bool) -> Bool {
-      LiveRecordingFeed.jobSettings(
+      RecorderStage.jobSettings(
         for: settings, detection: ToneDetectionSettings(), duration: nil,
         recovery: DeviceRecovery(), captureBuffer: 20, showsLevels: showsLevels
       ).live.meter != nil
@@ -39,7 +39,7 @@ import TonePlans
     scene.talk(at: 2.0, seconds: 1.5)
     scene.talk(at: 7.0, seconds: 2.0)
     let recording = RecorderSettings()
-    let job = LiveRecordingFeed.jobSettings(
+    let job = RecorderStage.jobSettings(
       for: recording, detection: ToneDetectionSettings(), duration: nil,
       recovery: DeviceRecovery(), captureBuffer: 20)
     #expect(job.handsOverAudio)
@@ -67,13 +67,13 @@ import TonePlans
     ) { event in
       if case .recording(let file) = event { files.append(file) }
     }
-    let feed = LiveRecordingFeed(recorder: recorder, processor: processor) { false }
+    let stage = RecorderStage(recorder: recorder)
     func drain() {
       processor.events.drain { events in
-        for event in events { feed.handle(.meter(event.meterEvent)) }
+        for event in events { stage.handle(.meter(event.meterEvent)) }
       }
-      processor.recording?.drain { feed.captured($0) }
-      _ = feed.shouldStop()
+      processor.recording?.drain { stage.captured($0) }
+      stage.cycleEnded(streamFrames: Int64(processor.framesProcessed.load(ordering: .acquiring)))
     }
     let periods = scene.samples.count / Self.period
     let step = 50
@@ -88,7 +88,7 @@ import TonePlans
     let counted = client.allocations.load(ordering: .acquiring)
     unit.stop()
     drain()
-    feed.finish()
+    stage.finish()
 
     #expect(counted == 0)
     #expect(files.count == 2, "\(files.map { Double($0.startFrame) / Self.rate })")
@@ -117,7 +117,7 @@ import TonePlans
     let second = SimulatedDevicePair(periodFrames: LiveJobTests.period, captureLoop: after.samples)
     var recording = RecorderSettings()
     recording.hang = 0.5
-    var settings = LiveRecordingFeed.jobSettings(
+    var settings = RecorderStage.jobSettings(
       for: recording, detection: ToneDetectionSettings(), duration: 6.2,
       recovery: DeviceRecovery(reconnects: true), captureBuffer: 20)
     settings.recovery.retryInterval = 0.05
@@ -139,7 +139,8 @@ import TonePlans
       directory: directory, clock: StreamClock(sampleRate: rate), source: "sim:mic"
     ) { events.append($0) }
     var lost = false
-    let feed = LiveRecordingFeed(recorder: recorder, processor: job.processor) {
+    let stage = RecorderStage(recorder: recorder)
+    let observer = LiveJobCallbacks(shouldStop: {
       let time = Double(job.processor.framesProcessed.load(ordering: .acquiring)) / rate
       if !lost && time >= 3.7 {
         lost = true
@@ -147,10 +148,10 @@ import TonePlans
         availableAgain = MonotonicClock.seconds + 0.4
       }
       return false
-    }
-    let outcome = try job.run(observer: feed)
+    })
+    let outcome = try job.run(observer: observer, stages: [stage])
     feeder?.stopped.store(true, ordering: .relaxed)
-    feed.finish()
+    stage.finish()
 
     #expect(outcome.failure == nil)
     let files = events.compactMap { if case .recording(let file) = $0 { file } else { nil } }

@@ -1,6 +1,5 @@
 import AudioFiles
 import Foundation
-import MicLoopKit
 import Recording
 import TonePlans
 
@@ -31,31 +30,6 @@ final class RecorderTally {
     default: break
     }
   }
-}
-
-/// Hands the job's reports both to the soak's own checks and to the
-/// recorder's feed, as `micloop record` does. Control thread.
-final class RecordingSoakObserver: LiveJobObserver {
-  let soak: SoakObserver
-  let feed: LiveRecordingFeed
-
-  init(soak: SoakObserver, feed: LiveRecordingFeed) {
-    self.soak = soak
-    self.feed = feed
-  }
-
-  func handle(_ event: LiveJobEvent) {
-    soak.handle(event)
-    feed.handle(event)
-  }
-
-  func shouldStop() -> Bool {
-    let soakStops = soak.shouldStop()
-    return feed.shouldStop() || soakStops
-  }
-
-  func captured(_ block: CaptureRing.Block) { feed.captured(block) }
-  func decoded(throughFrame frame: Int64) { feed.decoded(throughFrame: frame) }
 }
 
 /// The recorder's settings for the soak: a file per transmission opened

@@ -11,7 +11,7 @@
 // (It costs about 16 s of processor time per hour of 8 kHz audio here, the
 // rest of the job about 1.5 s: `make soak` gives it 3 hours.) With
 // --record the transmission recorder (`micloop record`'s `Recorder`, fed by
-// `LiveRecordingFeed`) takes the place of the plain recording: a file per
+// `RecorderStage`) takes the place of the plain recording: a file per
 // digit, tagged with it, retention deleting the oldest all day under a
 // byte budget, and a file it did not write left alone.
 import AudioFiles
@@ -83,7 +83,7 @@ recorderSettings.largestArrival = settings.live.recordingBuffer
 // A file the recorder did not write, in its folder: retention must leave it.
 let foreignPath = directory.appendingPathComponent("2020-01-01T00-00-00.000Z.wav").path
 if records {
-  settings = LiveRecordingFeed.jobSettings(
+  settings = RecorderStage.jobSettings(
     for: recorderSettings, detection: ToneDetectionSettings(), duration: settings.duration,
     recovery: DeviceRecovery(), captureBuffer: settings.live.recordingBuffer, showsLevels: true)
   if guards { settings.live.feedbackGuard = HowlGuardSettings() }
@@ -96,21 +96,17 @@ let job = try LiveJob(configuration: configuration, settings: settings) { device
 let expectedDigits = hours * 3600 / loopSeconds
 let observer = SoakObserver(rate: rate, expectedDigits: expectedDigits, processor: job.processor)
 let tally = RecorderTally()
-let feed =
+let recorderStage =
   records
-  ? LiveRecordingFeed(
+  ? RecorderStage(
     recorder: try Recorder(
       settings: recorderSettings, sampleRate: Double(rate), channelCount: 1, encoding: .pcm16,
       directory: directory.path,
       clock: StreamClock(sampleRate: Double(rate), startingAt: 1_800_000_000), source: "soak",
-      listener: tally.take),
-    processor: job.processor
-  ) { false } : nil
+      listener: tally.take)) : nil
 let began = Date()
-let jobObserver: any LiveJobObserver =
-  feed.map { RecordingSoakObserver(soak: observer, feed: $0) } ?? observer
-let outcome = try job.run(observer: jobObserver)
-feed?.finish()
+let outcome = try job.run(observer: observer, stages: recorderStage.map { [$0] } ?? [])
+recorderStage?.finish()
 let elapsed = Date().timeIntervalSince(began)
 let resident = observer.resident
 let digitTimes = observer.digitTimes

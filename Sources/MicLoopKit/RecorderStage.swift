@@ -6,36 +6,23 @@ import TextFormatting
 import ToneDecoding
 import TonePlans
 
-/// Hands what a live job reports to a `Recorder`: the captured blocks
-/// (a hole between two blocks, frames the capture ring had to drop, becomes
-/// an `overflow` gap), the talk detector's events, decoded tones and how far
-/// the decoder has heard, capture xruns, and a lost device's absence (a
-/// `deviceLost` gap as long as the wall time it lasted). Each control cycle
-/// it lets the recorder decide, tells its clock when frames arrived, and
-/// asks `cycle` whether to stop. Control thread (the job's).
-public final class LiveRecordingFeed: LiveJobObserver {
+/// The transmission recorder as a stage of a live job: hands a `Recorder`
+/// the captured blocks (a hole between two blocks, frames the capture ring
+/// had to drop, becomes an `overflow` gap), the talk detector's events,
+/// decoded tones and how far the decoder has heard, capture xruns, and a
+/// lost device's absence (a `deviceLost` gap as long as the wall time it
+/// lasted). Each control cycle it tells the recorder's clock when frames
+/// arrived and lets the recorder decide. Control thread (the job's).
+public final class RecorderStage: LiveJobStage {
   public let recorder: Recorder
-  public let processor: LiveProcessor
-  /// Asked once a control cycle, after the recorder's update: true stops
-  /// the job (Ctrl-C, a status line to redraw, hooks to poll).
-  private let cycle: () -> Bool
-  /// Shown every event of the job before the recorder takes it (a
-  /// printer of the device's comings and goings, a station).
-  private let watcher: ((LiveJobEvent) -> Void)?
   /// The stream frame the next captured block should begin at.
   private var expectedFrame: Int64?
   private var lostReason = ""
   /// How long the last pause of the process was.
   private var lastPause = 0.0
 
-  public init(
-    recorder: Recorder, processor: LiveProcessor,
-    watcher: ((LiveJobEvent) -> Void)? = nil, cycle: @escaping () -> Bool
-  ) {
+  public init(recorder: Recorder) {
     self.recorder = recorder
-    self.processor = processor
-    self.watcher = watcher
-    self.cycle = cycle
   }
 
   /// The live job's settings for `settings`: the talk meter with the talk
@@ -69,7 +56,6 @@ public final class LiveRecordingFeed: LiveJobObserver {
   }
 
   public func handle(_ event: LiveJobEvent) {
-    watcher?(event)
     switch event {
     case .meter(let meter):
       switch meter {
@@ -129,13 +115,11 @@ public final class LiveRecordingFeed: LiveJobObserver {
     recorder.decoder(reached: frame)
   }
 
-  public func shouldStop() -> Bool {
+  public func cycleEnded(streamFrames: Int64) {
     // Before the first frames arrive there is nothing to place: the
     // stream has not started, and "0 frames by now" would date it early.
-    let captured = Int64(processor.framesProcessed.load(ordering: .acquiring))
-    if captured > 0 { recorder.observeArrival(streamFrames: captured, at: SystemClock.now) }
+    if streamFrames > 0 { recorder.observeArrival(streamFrames: streamFrames, at: SystemClock.now) }
     recorder.update()
-    return cycle()
   }
 
   /// Ends the recording: every file closed and published, the summary.
