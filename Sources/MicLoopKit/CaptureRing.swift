@@ -56,10 +56,14 @@ public final class CaptureRing: @unchecked Sendable {
     marks.push(Mark(streamFrame: streamFrame, frames: frames))
   }
 
-  /// Control thread: hands every block pushed so far to `body`, in stream
-  /// order; a block that wraps round the ring comes as two.
+  /// Control thread: hands every block pushed before the call to `body`,
+  /// in stream order; a block that wraps round the ring comes as two.
+  /// Blocks pushed meanwhile wait for the next call, so a cycle ends even
+  /// when the audio thread captures as fast as `body` writes (a slow disk).
   public func drain(_ body: (Block) -> Void) {
-    while let mark = marks.pop() {
+    var remaining = marks.count
+    while remaining > 0, let mark = marks.pop() {
+      remaining -= 1
       var frame = mark.streamFrame
       samples.drain(count: mark.frames * channelCount) { run in
         body(Block(streamFrame: frame, samples: run, channelCount: channelCount))
