@@ -102,14 +102,15 @@ unit-test: build
 	  --summary .build/unit-test.summary
 
 ## soak: 24 hours of simulated audio through a live job (meter, DTMF, recording), 24 hours through
-## the transmission recorder (a file per digit, retention under a byte budget), then 3 hours with the
-## howl guard too, optimised and as fast as the machine allows; fails on any growth of memory, drift,
-## loss, file out of place or guard action
+## the transmission recorder (a file per digit, retention under a byte budget), and 3 hours with the
+## howl guard too, optimised; fails on any growth of memory, drift, loss, file out
+## of place or guard action. The three run side by side: the first two are paced (1,600x real time)
+## more than they compute.
 soak: build
 	$(STAGE_STARTED)
-	.build/release/micloop-soak 24
-	.build/release/micloop-soak 24 --record
-	.build/release/micloop-soak 3 --guard
+	@pids=(); for run in "24" "24 --record" "3 --guard"; do \
+	  .build/release/micloop-soak $$run & pids+=($$!); \
+	done; failed=0; for pid in "$${pids[@]}"; do wait $$pid || failed=1; done; exit $$failed
 
 ## consumer-check: a separate package depending on micloop by version builds and runs
 consumer-check: setup
