@@ -63,6 +63,8 @@ public final class LoopLearner: @unchecked Sendable {
   private var crossCorrelation: [Double]
   private var segmentSpectrum: [Float]
   private var predictor: [Double]
+  /// The predictor of the order below, while one is being fitted.
+  private var lowerPredictor: [Double]
   private var window: [Double]
   /// The heard signal through `window` over the frame being whitened and the one before.
   private var windowed: [Double]
@@ -91,6 +93,7 @@ public final class LoopLearner: @unchecked Sendable {
     crossCorrelation = [Double](repeating: 0, count: self.length)
     segmentSpectrum = [Float](repeating: 0, count: 2 * transform.binCount)
     predictor = [Double](repeating: 0, count: Self.predictorOrder + 1)
+    lowerPredictor = predictor
     windowed = [Double](repeating: 0, count: 2 * frameLength)
     frameCorrelation = [Double](repeating: 0, count: Self.predictorOrder + 1)
     window = (0..<(2 * frameLength)).map {
@@ -163,22 +166,25 @@ public final class LoopLearner: @unchecked Sendable {
   }
 
   /// Levinson–Durbin on the autocorrelation `r` (with a little white
-  /// noise added); a silent frame gets no predictor.
+  /// noise added); a silent frame gets no predictor. Allocates nothing:
+  /// each order's predictor is copied into `lowerPredictor` in place.
   private func fitPredictor(_ r: [Double]) {
     let order = Self.predictorOrder
-    for index in predictor.indices { predictor[index] = 0 }
+    for index in predictor.indices {
+      predictor[index] = 0
+      lowerPredictor[index] = 0
+    }
     guard r[0] > 1e-20 else { return }
     var error = r[0] * (1 + Self.regularization)
-    var previous = predictor
     for i in 1...order {
       var acc = r[i]
-      for j in 1..<i { acc -= previous[j] * r[i - j] }
+      for j in 1..<i { acc -= lowerPredictor[j] * r[i - j] }
       let k = acc / error
       predictor[i] = k
-      for j in 1..<i { predictor[j] = previous[j] - k * previous[i - j] }
+      for j in 1..<i { predictor[j] = lowerPredictor[j] - k * lowerPredictor[i - j] }
       error *= 1 - k * k
       guard error > 0 else { return }
-      previous = predictor
+      for j in 1...i { lowerPredictor[j] = predictor[j] }
     }
   }
 
