@@ -101,14 +101,14 @@ unit-test: build
 	  python3 Scripts/run_tests.py $(TEST_BINARY) --workers $(TEST_WORKERS) \
 	  --summary .build/unit-test.summary
 
-## soak: 24 hours of simulated audio through a live job (meter, DTMF, recording), 24 hours through
-## the transmission recorder (a file per digit, retention under a byte budget), and 3 hours with the
-## howl guard too, optimised; fails on any growth of memory, drift, loss, file out
-## of place or guard action. The three run side by side: the first two are paced (1,600x real time)
-## more than they compute.
+## soak: 24 hours of simulated audio through a live job as `loopback --tones dtmf --record` runs it
+## (meter, DTMF, a recording) and 24 hours through the whole live path as `record` with the default
+## howl guard would run it (meter, DTMF, the transmission recorder: a file per digit, retention under a
+## byte budget; the guard and its loop learner), optimised; fails on any growth of memory, drift,
+## loss, file out of place or guard action. The two run side by side, one per core.
 soak: build
 	$(STAGE_STARTED)
-	@pids=(); for run in "24" "24 --record" "3 --guard"; do \
+	@pids=(); for run in "24" "24 --record --guard"; do \
 	  .build/release/micloop-soak $$run & pids+=($$!); \
 	done; failed=0; for pid in "$${pids[@]}"; do wait $$pid || failed=1; done; exit $$failed
 

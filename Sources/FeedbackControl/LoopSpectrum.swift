@@ -36,17 +36,26 @@ public struct LoopSpectrum: Sendable {
   private var cosines: [Double] = []
   private var sines: [Double] = []
 
-  /// The response of `impulseResponse` delayed by `delay` frames, between
-  /// `lowest` and `highest` Hz (by default up to the Nyquist frequency);
-  /// `nil` when that band is empty.
-  public init?(
-    impulseResponse: [Float], sampleRate: Double, delay: Int = 0, lowest: Double,
-    highest: Double? = nil
-  ) {
-    let length = impulseResponse.count + max(0, delay)
+  /// The transform size for a response of `length` frames (delay
+  /// included): at least eight times finer than it, and 65,536 points.
+  public static func transformSize(forLength length: Int) -> Int {
     var size = 1 << 16
     while size < 8 * length { size <<= 1 }
-    let transform = RealFourierTransform(size: size)
+    return size
+  }
+
+  /// The response of `impulseResponse` delayed by `delay` frames, between
+  /// `lowest` and `highest` Hz (by default up to the Nyquist frequency);
+  /// `nil` when that band is empty. `reusing` is a transform to work in
+  /// when it has the size needed (`transformSize(forLength:)`), so that a
+  /// caller planning again and again does not plan an FFT each time.
+  public init?(
+    impulseResponse: [Float], sampleRate: Double, delay: Int = 0, lowest: Double,
+    highest: Double? = nil, reusing reusable: RealFourierTransform? = nil
+  ) {
+    let size = Self.transformSize(forLength: impulseResponse.count + max(0, delay))
+    let transform =
+      reusable.flatMap { $0.size == size ? $0 : nil } ?? RealFourierTransform(size: size)
     transform.real.update(repeating: 0, count: size)
     for index in impulseResponse.indices where index + delay >= 0 && index + delay < size {
       transform.real[index + delay] = impulseResponse[index]

@@ -177,6 +177,8 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
   private var learnedPlayed = [Float]()
   private var learnedHeard = [Float]()
   private var learnedSinceSolve = false
+  /// The transform every learned plan is worked out in, made with the first.
+  private var learnedTransform: RealFourierTransform?
   /// The fewest frames in which the speaker's sound can come back (control thread).
   private var loopDelay = 0
   /// Frames processed when the last solution was started.
@@ -421,10 +423,12 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     guard let response = learner.solve(orders: Self.learningOrdersPerCall) else { return }
     learnedSinceSolve = false
     let gain = Double(bitPattern: periodGain.load(ordering: .relaxed))
+    let size = LearnedLoop.transformSize(length: response.count, delay: learner.delay)
+    if learnedTransform?.size != size { learnedTransform = RealFourierTransform(size: size) }
     if let plan = LearnedLoop.plan(
       impulseResponse: response, delay: learner.delay, minimumDelay: loopDelay,
       sampleRate: Double(format.sampleRate), gainDecibels: gain,
-      settings: settings)
+      settings: settings, transform: learnedTransform)
     {
       howlGuard.offerLearnedPlan(plan)
     }

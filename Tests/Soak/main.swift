@@ -1,19 +1,20 @@
 // A day of audio through a live job (`LiveJob`, the path every live
 // command runs) on the simulated device pair, as fast as the machine
-// allows: meter, DTMF decoding, a recording (and the howl guard), as
-// `micloop loopback --tones dtmf --record` runs them. It fails (exit 1)
-// unless memory stays flat, every digit is found where it was sent (no
-// drift of the sample time) and the recording holds every frame.
+// allows: meter, DTMF decoding and a recording, as `micloop loopback
+// --tones dtmf --record` runs them. It fails (exit 1) unless memory stays
+// flat, every digit is found where it was sent (no drift of the sample
+// time) and the recording holds every frame.
 //
-// Usage: micloop-soak [HOURS] [--guard | --record] (24 hours by default).
-// With --guard the howl guard runs too: with no loop from the speaker to
-// the microphone, any action it takes is a false one, and fails the soak.
-// (It costs about 16 s of processor time per hour of 8 kHz audio here, the
-// rest of the job about 1.5 s: `make soak` gives it 3 hours.) With
-// --record the transmission recorder (`micloop record`'s `Recorder`, fed by
-// `RecorderStage`) takes the place of the plain recording: a file per
-// digit, tagged with it, retention deleting the oldest all day under a
-// byte budget, and a file it did not write left alone.
+// Usage: micloop-soak [HOURS] [--guard] [--record] (24 hours by default).
+// With --record the transmission recorder (`micloop record`'s `Recorder`,
+// the job's `RecorderStage`) takes the place of the plain recording: a file
+// per digit, tagged with it, retention deleting the oldest all day under a
+// byte budget, and a file it did not write left alone. With --guard the
+// howl guard and its loop learner run too, as `loopback` runs them by
+// default: with no loop from the speaker to the microphone, any action the
+// guard takes is a false one, and fails the soak. (The guard costs about
+// 10 s of processor time per hour of 8 kHz audio here, the rest of the job
+// about 1.5 s.) `make soak` runs `24` and `24 --record --guard` side by side.
 import AudioFiles
 import DuplexIO
 import DuplexIOTesting
