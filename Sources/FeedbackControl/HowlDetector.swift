@@ -223,8 +223,8 @@ final class HowlDetector {
     let row = levels + newest * binCount
     let frequencyRow = frequencies + newest * binCount
     let prominenceRow = prominences + newest * binCount
+    measureNeighbours()
     for bin in lowBin...highBin {
-      neighbours[bin] = meanNeighbourLevel(bin)
       row[bin] = max(current[bin - 1], current[bin], current[bin + 1])
       frequencyRow[bin] = .nan
       prominenceRow[bin] = row[bin] - Float(neighbours[bin])
@@ -271,16 +271,24 @@ final class HowlDetector {
   /// `bin` (`lowBin` to `highBin`), in dB, as this hop measured it.
   private func neighbourLevel(_ bin: Int) -> Double { neighbours[bin] }
 
-  /// Mean power of the bins `neighbourNear` to `neighbourFar` away, in dB.
-  private func meanNeighbourLevel(_ bin: Int) -> Double {
-    let belowFrom = max(0, bin - neighbourFar)
-    let belowTo = max(belowFrom, bin - neighbourNear + 1)
-    let aboveFrom = min(binCount, bin + neighbourNear)
-    let aboveTo = min(binCount, bin + neighbourFar + 1)
-    let count = (belowTo - belowFrom) + (aboveTo - aboveFrom)
-    guard count > 0 else { return -300 }
-    let sum = sums[belowTo] - sums[belowFrom] + sums[aboveTo] - sums[aboveFrom]
-    return Double(PowerLevel.decibels(Float(max(1e-30, sum) / Double(count))))
+  /// Sets `neighbours` from `lowBin` to `highBin`: the mean power of the
+  /// bins `neighbourNear` to `neighbourFar` away on either side, in dB.
+  /// Every bin searched has all of them (`init` keeps `lowBin` and
+  /// `highBin` that far from the ends), so the loop has no branch and
+  /// takes several bins at once.
+  private func measureNeighbours() {
+    let count = Double(2 * (neighbourFar - neighbourNear + 1))
+    let (near, far) = (neighbourNear, neighbourFar)
+    // The sums' four ends for each bin, from `lowBin` on.
+    let belowTo = UnsafePointer(sums + (lowBin - near + 1))
+    let belowFrom = UnsafePointer(sums + (lowBin - far))
+    let aboveTo = UnsafePointer(sums + (lowBin + far + 1))
+    let aboveFrom = UnsafePointer(sums + (lowBin + near))
+    let levels = neighbours + lowBin
+    for index in 0..<(highBin - lowBin + 1) {
+      let sum = belowTo[index] - belowFrom[index] + aboveTo[index] - aboveFrom[index]
+      levels[index] = Double(PowerLevel.decibels(Float(max(1e-30, sum) / count)))
+    }
   }
 
   /// The strongest level around half, twice and three times the bin's frequency.
