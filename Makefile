@@ -32,7 +32,7 @@ REAL_TALK_EVAL ?= --guard --check --report-only
 # The game music's false keys (and, with --calls, its calls) are an open target: --check fails when they grow.
 GAME_MUSIC_EVAL ?= --check
 
-.PHONY: stage-clock setup build debug check quick test unit-test soak live-keys-check station-soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval game-music-eval record-eval station-check feedback-eval fuzz-check fuzz bench demo docs manual format install clean
+.PHONY: stage-clock setup build debug check quick test unit-test soak soak-start soak-wait live-keys-check station-soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval game-music-eval record-eval station-check feedback-eval fuzz-check fuzz bench demo docs manual format install clean
 
 ## setup: install the Debian packages micloop builds, tests and benchmarks with
 setup:
@@ -61,7 +61,7 @@ debug: setup
 	$(SWIFT) build
 
 ## test: unit, end-to-end, live and example tests, a package that depends on micloop by version, then the evaluations
-test: stage-clock build unit-test soak consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval real-talk-eval real-talkoff-eval real-keys-eval game-music-eval record-eval station-check feedback-eval fuzz-check
+test: stage-clock build unit-test soak-start consumer-check talk-eval room-eval talkoff-eval ctcss-eval channel-eval soak-wait real-talk-eval real-talkoff-eval real-keys-eval game-music-eval record-eval station-check feedback-eval fuzz-check
 	@echo "make test: every stage passed; the unit, end-to-end and live tests:"
 	@cat .build/unit-test.summary
 	@awk 'NR > 1 { printf "make test: %-18s %5d s\n", stage, $$2 - began } { stage = $$1; began = $$2 } \
@@ -106,11 +106,25 @@ unit-test: build
 ## howl guard would run it (meter, DTMF, the transmission recorder: a file per digit, retention under a
 ## byte budget; the guard and its loop learner), optimised; fails on any growth of memory, drift,
 ## loss, file out of place or guard action. The two run side by side, one per core.
-soak: build
-	$(STAGE_STARTED)
-	@pids=(); for run in "24" "24 --record --guard"; do \
+SOAK_RUNS = pids=(); for run in "24" "24 --record --guard"; do \
 	  .build/release/micloop-soak $$run & pids+=($$!); \
 	done; failed=0; for pid in "$${pids[@]}"; do wait $$pid || failed=1; done; exit $$failed
+soak: build
+	$(STAGE_STARTED)
+	@$(SOAK_RUNS)
+
+# In `make test` the soak runs beside the short stages that follow it (consumer-check to
+# channel-eval: each keeps about one core busy, the soak's guarded day the other): soak-start starts
+# it, soak-wait waits for it, prints its report and fails the run if it failed.
+soak-start: build
+	$(STAGE_STARTED)
+	@rm -f .build/soak.status; \
+	( ( $(SOAK_RUNS) ) > .build/soak.log 2>&1; echo $$? > .build/soak.status ) > /dev/null 2>&1 &
+soak-wait:
+	$(STAGE_STARTED)
+	@for second in $$(seq 1800); do [ -f .build/soak.status ] && break; sleep 1; done; \
+	cat .build/soak.log; test -f .build/soak.status || { echo "soak: no end after 30 minutes"; exit 1; }; \
+	exit $$(cat .build/soak.status)
 
 ## consumer-check: a separate package depending on micloop by version builds and runs
 consumer-check: setup

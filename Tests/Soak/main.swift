@@ -13,7 +13,7 @@
 // howl guard and its loop learner run too, as `loopback` runs them by
 // default: with no loop from the speaker to the microphone, any action the
 // guard takes is a false one, and fails the soak. (The guard costs about
-// 10 s of processor time per hour of 8 kHz audio here, the rest of the job
+// 9 s of processor time per hour of 8 kHz audio here, the rest of the job
 // about 1.5 s.) `make soak` runs `24` and `24 --record --guard` side by side.
 import AudioFiles
 import DuplexIO
