@@ -35,7 +35,12 @@ public enum LiveEventLines {
     var object = JSONObject(event: "xrun", capacity: 80)
     object.add("time", seconds: time)
     object.add("bus", bus.name)
-    if lostFrames > 0 { object.add("lost_frames", lostFrames) }
+    // As the recorder's index has it: null when the device did not say.
+    if lostFrames > 0 {
+      object.add("lost_frames", lostFrames)
+    } else {
+      object.add("lost_frames", json: "null")
+    }
     return object.finished
   }
 

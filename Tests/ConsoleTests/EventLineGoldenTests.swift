@@ -25,7 +25,7 @@ import TonePlans
   @Test func lossEvents() {
     #expect(
       LiveEventLines.xrun(.input, time: 3.6, lostFrames: 0)
-        == #"{"event":"xrun","time":3.600,"bus":"input"}"#)
+        == #"{"event":"xrun","time":3.600,"bus":"input","lost_frames":null}"#)
     #expect(
       LiveEventLines.xrun(.output, time: 3.6, lostFrames: 256)
         == #"{"event":"xrun","time":3.600,"bus":"output","lost_frames":256}"#)
