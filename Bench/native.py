@@ -18,7 +18,8 @@ def losses(out):
     """(xruns, frames lost) in a live job's JSON output."""
     events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     xruns = [e for e in events if e.get("event") == "xrun"]
-    return len(xruns), sum(e.get("lost_frames", 0) for e in xruns)
+    # lost_frames is null when the device did not say how many.
+    return len(xruns), sum(e.get("lost_frames") or 0 for e in xruns)
 
 
 def iodelay(server, wire):
