@@ -36,11 +36,7 @@ public enum LiveEventLines {
     object.add("time", seconds: time)
     object.add("bus", bus.name)
     // As the recorder's index has it: null when the device did not say.
-    if lostFrames > 0 {
-      object.add("lost_frames", lostFrames)
-    } else {
-      object.add("lost_frames", json: "null")
-    }
+    object.add("lost_frames", optionalInteger: lostFrames > 0 ? lostFrames : nil)
     return object.finished
   }
 

@@ -26,12 +26,12 @@ public enum LearnedLoop {
   /// The plan for the learned response `impulseResponse` (from lag
   /// `delay` on) of a loop that has been running at `gainDecibels` and
   /// cannot bring sound back sooner than `minimumDelay` frames, or `nil`
-  /// when nothing plausible is left to plan for. `transform`, when it has
-  /// the size the response needs (`transformSize`), is worked in instead
-  /// of planning a new one.
+  /// when nothing plausible is left to plan for. The spectrum is worked
+  /// out in `transform` (`LoopSpectrum.init(workingIn:)`): a caller
+  /// planning again and again keeps it.
   public static func plan(
     impulseResponse: [Float], delay: Int, minimumDelay: Int, sampleRate: Double,
-    gainDecibels: Double, settings: HowlGuardSettings, transform: RealFourierTransform? = nil
+    gainDecibels: Double, settings: HowlGuardSettings, transform: inout RealFourierTransform?
   ) -> RingOutPlan? {
     let split = min(impulseResponse.count, max(0, minimumDelay - delay))
     let loop = Array(impulseResponse[split...])
@@ -41,7 +41,7 @@ public enum LearnedLoop {
         lowest: settings.learnedLowest,
         highest: min(
           settings.learnedHighest, 0.9 * ExponentialSweep.band(sampleRate: sampleRate).high),
-        reusing: transform)
+        workingIn: &transform)
     else { return nil }
     let width = silencedWidths * settings.notchHalfWidth
     let ceiling = Decibels.amplitude(-settings.learnedPlausibility - gainDecibels)
@@ -52,12 +52,5 @@ public enum LearnedLoop {
       silenced += 1
     }
     return RingOutPlan(spectrum: spectrum, margin: settings.learnedMargin, settings: settings)
-  }
-
-  /// The size of the transform `plan` works in for a learned response of
-  /// `length` lags from `delay` on (lags left out before `minimumDelay`
-  /// only move where the rest starts).
-  public static func transformSize(length: Int, delay: Int) -> Int {
-    LoopSpectrum.transformSize(forLength: length + max(0, delay))
   }
 }

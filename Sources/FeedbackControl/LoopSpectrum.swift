@@ -36,26 +36,31 @@ public struct LoopSpectrum: Sendable {
   private var cosines: [Double] = []
   private var sines: [Double] = []
 
-  /// The transform size for a response of `length` frames (delay
-  /// included): at least eight times finer than it, and 65,536 points.
-  public static func transformSize(forLength length: Int) -> Int {
-    var size = 1 << 16
-    while size < 8 * length { size <<= 1 }
-    return size
-  }
-
   /// The response of `impulseResponse` delayed by `delay` frames, between
   /// `lowest` and `highest` Hz (by default up to the Nyquist frequency);
-  /// `nil` when that band is empty. `reusing` is a transform to work in
-  /// when it has the size needed (`transformSize(forLength:)`), so that a
-  /// caller planning again and again does not plan an FFT each time.
+  /// `nil` when that band is empty.
   public init?(
     impulseResponse: [Float], sampleRate: Double, delay: Int = 0, lowest: Double,
-    highest: Double? = nil, reusing reusable: RealFourierTransform? = nil
+    highest: Double? = nil
   ) {
-    let size = Self.transformSize(forLength: impulseResponse.count + max(0, delay))
-    let transform =
-      reusable.flatMap { $0.size == size ? $0 : nil } ?? RealFourierTransform(size: size)
+    var transform: RealFourierTransform?
+    self.init(
+      impulseResponse: impulseResponse, sampleRate: sampleRate, delay: delay, lowest: lowest,
+      highest: highest, workingIn: &transform)
+  }
+
+  /// The same, worked out in `transform`, which is made (or made again at
+  /// another size) only when it does not have the size needed: a caller
+  /// that keeps it does not plan an FFT for every response.
+  public init?(
+    impulseResponse: [Float], sampleRate: Double, delay: Int = 0, lowest: Double,
+    highest: Double? = nil, workingIn kept: inout RealFourierTransform?
+  ) {
+    let length = impulseResponse.count + max(0, delay)
+    var size = 1 << 16
+    while size < 8 * length { size <<= 1 }
+    if kept?.size != size { kept = RealFourierTransform(size: size) }
+    let transform = kept!
     transform.real.update(repeating: 0, count: size)
     for index in impulseResponse.indices where index + delay >= 0 && index + delay < size {
       transform.real[index + delay] = impulseResponse[index]

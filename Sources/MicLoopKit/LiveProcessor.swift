@@ -423,12 +423,10 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     guard let response = learner.solve(orders: Self.learningOrdersPerCall) else { return }
     learnedSinceSolve = false
     let gain = Double(bitPattern: periodGain.load(ordering: .relaxed))
-    let size = LearnedLoop.transformSize(length: response.count, delay: learner.delay)
-    if learnedTransform?.size != size { learnedTransform = RealFourierTransform(size: size) }
     if let plan = LearnedLoop.plan(
       impulseResponse: response, delay: learner.delay, minimumDelay: loopDelay,
       sampleRate: Double(format.sampleRate), gainDecibels: gain,
-      settings: settings, transform: learnedTransform)
+      settings: settings, transform: &learnedTransform)
     {
       howlGuard.offerLearnedPlan(plan)
     }

@@ -196,11 +196,7 @@ extension RecorderEvent {
       object.add("time", Double(frame) / sampleRate, places: 3)
       object.add("frame", frame)
       object.add("start", WallClockTime(epochSeconds: clock.time(ofFrame: frame)).iso8601)
-      if let lost {
-        object.add("lost_frames", lost)
-      } else {
-        object.add("lost_frames", json: "null")
-      }
+      object.add("lost_frames", optionalInteger: lost)
     case .tone(let tag):
       tag.write(into: &object, sampleRate: sampleRate, fileStart: nil)
     case .deleted(let name, let bytes, let reason):

@@ -52,6 +52,11 @@ public struct JSONObject {
 
   public mutating func add(_ name: String, _ value: Int) { add(name, Int64(value)) }
 
+  /// An integer, or `null`.
+  public mutating func add(_ name: String, optionalInteger value: Int?) {
+    if let value { add(name, value) } else { add(name, json: "null") }
+  }
+
   public mutating func add(_ name: String, _ value: Bool) {
     key(name)
     append(value ? "true" : "false")

@@ -105,17 +105,18 @@ import Testing
     var response = [Float](repeating: 0, count: 1024)
     response[300] = 0.25
     let limit = -20 * log10(0.25)
+    var transform: RealFourierTransform?
     let plan = try #require(
       LearnedLoop.plan(
         impulseResponse: response, delay: 256, minimumDelay: 256, sampleRate: Self.rate,
         gainDecibels: limit - 6,
-        settings: settings))
+        settings: settings, transform: &transform))
     #expect(abs(plan.maximumStableGain - limit) < 0.1)
     #expect(abs(plan.firstGain - (limit - settings.learnedMargin)) < 0.1)
     #expect(
       LearnedLoop.plan(
         impulseResponse: response, delay: 256, minimumDelay: 256, sampleRate: Self.rate,
         gainDecibels: limit - 1,
-        settings: settings) == nil)
+        settings: settings, transform: &transform) == nil)
   }
 }
