@@ -40,9 +40,11 @@ let package = Package(
     // SPA is header-only: its pkg-config entry adds include paths, no library.
     .systemLibrary(
       name: "CPipeWire", pkgConfig: "libspa-0.2", providers: [.apt(["libspa-0.2-dev"])]),
+    // Inner loops for wider vectors than the baseline build, chosen at run time.
+    .target(name: "CVectorKernels"),
     .target(name: "DuplexIO", dependencies: ["CALSA", "CJack", "CPipeWire"]),
     .target(name: "DuplexIOTesting", dependencies: ["DuplexIO", "SignalDSP"]),
-    .target(name: "SignalDSP", dependencies: ["CFFTW"]),
+    .target(name: "SignalDSP", dependencies: ["CFFTW", "CVectorKernels"]),
     // The howl guard: detection, notches, ring-out and learned plans, the loop learner.
     .target(name: "FeedbackControl", dependencies: ["SignalDSP"]),
     .target(name: "Metering", dependencies: ["SignalDSP"]),

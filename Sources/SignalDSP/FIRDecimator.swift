@@ -1,3 +1,5 @@
+internal import CVectorKernels
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -22,14 +24,23 @@ public struct FIRDecimator {
   private var held: Int
   /// Where in `history` the next output's window starts.
   private var phase = 0
+  /// Whether the outputs are summed with the processor's 256-bit vectors
+  /// (`vk_fir_dots4_wide`): the same sums, bit for bit, in half the
+  /// instructions.
+  private let usesWideVectors: Bool
 
   /// - Parameters:
   ///   - factor: input samples per output sample.
   ///   - passBand: the highest frequency kept unchanged, in Hz; below half
   ///     the output rate.
-  public init(factor: Int, sampleRate: Double, passBand: Double) {
+  ///   - allowsWideVectors: whether the processor's 256-bit vectors may be
+  ///     used where it has them (the outputs are the same either way).
+  public init(
+    factor: Int, sampleRate: Double, passBand: Double, allowsWideVectors: Bool = true
+  ) {
     precondition(factor >= 1)
     self.factor = factor
+    usesWideVectors = allowsWideVectors && Self.hasWideVectors
     outputRate = sampleRate / Double(factor)
     // What lies above `outputRate - passBand` folds to above `passBand`.
     let stopBand = outputRate - passBand
@@ -80,8 +91,16 @@ public struct FIRDecimator {
           produced += 1
           start += factor
         }
-        // The rest, straight from the input, two at a time.
+        // The rest, straight from the input, four and then two at a time.
         let end = held + input.count
+        if usesWideVectors {
+          while start >= held && start + 3 * factor + length <= end {
+            vk_fir_dots4_wide(
+              taps.baseAddress!, length, samples + (start - held), factor, output + produced)
+            produced += 4
+            start += 4 * factor
+          }
+        }
         while start >= held && start + 3 * factor + length <= end {
           let window = samples + (start - held)
           let four = Self.dots4(taps, window, factor)
@@ -168,6 +187,9 @@ public struct FIRDecimator {
     self.held = held
     self.phase = phase
   }
+
+  /// Whether this processor has the 256-bit vectors of `vk_fir_dots4_wide`.
+  private static let hasWideVectors = vk_has_wide_vectors() != 0
 
   /// A sum's eight lanes added as a tree: three additions deep.
   @inline(__always)

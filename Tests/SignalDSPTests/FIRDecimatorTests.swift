@@ -51,6 +51,21 @@ import Testing
     #expect(20 * log10(Self.amplitude(output) / 0.5) < -58, "\(folding) Hz")
   }
 
+  /// The processor's wide vectors, where it has them, give the portable
+  /// sums bit for bit, for every factor the decoder uses.
+  @Test(arguments: [(48_000.0, 5), (44_100, 5), (22_050, 2), (96_000, 10), (16_000, 1)])
+  func wideVectorsSumExactlyAsThePortableCode(rate: Double, factor: Int) {
+    var random = SplitMix(seed: 4)
+    let input = (0..<30_000).map { _ in Float.random(in: -1...1, using: &random) }
+    var wide = FIRDecimator(factor: factor, sampleRate: rate, passBand: 3_400)
+    var portable = FIRDecimator(
+      factor: factor, sampleRate: rate, passBand: 3_400, allowsWideVectors: false)
+    let expected = Self.decimate(input, &portable)
+    let output = Self.decimate(input, &wide)
+    #expect(output.count == expected.count)
+    #expect(zip(output, expected).allSatisfy { $0.bitPattern == $1.bitPattern })
+  }
+
   /// Output sample n stands for input time n / outputRate − delay.
   @Test func theDelayIsWhatItSays() {
     let rate = 48_000.0
