@@ -5,7 +5,9 @@
 // flat, every digit is found where it was sent (no drift of the sample
 // time) and the recording holds every frame.
 //
-// Usage: micloop-soak [HOURS] [--guard] [--record] (24 hours by default).
+// Usage: micloop-soak [HOURS] [--guard] [--record] (24 hours by default);
+// micloop-soak --recorder-cost prints what the recorder costs per period
+// at 48 kHz instead (`RecorderCost`, for `make bench`).
 // With --record the transmission recorder (`micloop record`'s `Recorder`,
 // the job's `RecorderStage`) takes the place of the plain recording: a file
 // per digit, tagged with it, retention deleting the oldest all day under a
@@ -25,6 +27,10 @@ import Recording
 import TonePlans
 
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.contains("--recorder-cost") {
+  try RecorderCost.run()
+  exit(0)
+}
 let hours = arguments.compactMap { Int($0) }.first ?? 24
 let guards = arguments.contains("--guard")
 let records = arguments.contains("--record")
