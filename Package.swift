@@ -46,7 +46,7 @@ let package = Package(
     .target(name: "DuplexIOTesting", dependencies: ["DuplexIO", "SignalDSP"]),
     .target(name: "SignalDSP", dependencies: ["CFFTW", "CVectorKernels"]),
     // The howl guard: detection, notches, ring-out and learned plans, the loop learner.
-    .target(name: "FeedbackControl", dependencies: ["SignalDSP"]),
+    .target(name: "FeedbackControl", dependencies: ["SignalDSP", "CVectorKernels"]),
     .target(name: "Metering", dependencies: ["SignalDSP"]),
     .target(name: "TonePlans", dependencies: ["TextFormatting"]),
     .target(name: "ToneDecoding", dependencies: ["SignalDSP", "TonePlans", "CFFTW"]),

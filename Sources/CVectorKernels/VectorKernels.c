@@ -8,7 +8,7 @@
 
 int vk_has_wide_vectors(void) {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx") ? 1 : 0;
+  return __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") ? 1 : 0;
 }
 
 /// The eight lanes of `sum` added as the portable kernel adds them.
@@ -41,9 +41,82 @@ __attribute__((target("avx"))) void vk_fir_dots4_wide(
   outputs[3] = vk_total(sum3);
 }
 
+__attribute__((target("avx"))) double vk_dot_lanes4_wide(
+    const double *column, const double *vector, long count) {
+  __m256d sums = _mm256_setzero_pd();
+  long index = 0;
+  for (; index + 4 <= count; index += 4) {
+    sums = _mm256_add_pd(
+        sums, _mm256_mul_pd(_mm256_loadu_pd(column + index), _mm256_loadu_pd(vector + index)));
+  }
+  double lanes[4];
+  _mm256_storeu_pd(lanes, sums);
+  for (; index < count; index++) lanes[0] += column[index] * vector[index];
+  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
+/// pointer[3], pointer[2], pointer[1], pointer[0].
+__attribute__((target("avx2"))) static inline __m256d vk_reversed(const double *pointer) {
+  return _mm256_permute4x64_pd(_mm256_loadu_pd(pointer), 0x1B);
+}
+
+__attribute__((target("avx2"))) void vk_next_forward_wide(
+    const double *forward, double error, double scale, long order, double *next) {
+  next[0] = forward[0] * scale;
+  const __m256d errors = _mm256_set1_pd(error);
+  const __m256d scales = _mm256_set1_pd(scale);
+  long index = 1;
+  for (; index + 4 <= order; index += 4) {
+    __m256d backward = vk_reversed(forward + (order - index - 3));
+    __m256d here = _mm256_loadu_pd(forward + index);
+    _mm256_storeu_pd(
+        next + index, _mm256_mul_pd(_mm256_sub_pd(here, _mm256_mul_pd(errors, backward)), scales));
+  }
+  for (; index < order; index++) {
+    next[index] = (forward[index] - error * forward[order - index]) * scale;
+  }
+  next[order] = -error * forward[0] * scale;
+}
+
+__attribute__((target("avx2"))) void vk_add_reversed_wide(
+    const double *forward, double factor, long order, double *solution) {
+  const __m256d factors = _mm256_set1_pd(factor);
+  long index = 0;
+  for (; index + 4 <= order + 1; index += 4) {
+    __m256d backward = vk_reversed(forward + (order - index - 3));
+    _mm256_storeu_pd(
+        solution + index,
+        _mm256_add_pd(_mm256_loadu_pd(solution + index), _mm256_mul_pd(factors, backward)));
+  }
+  for (; index <= order; index++) solution[index] += factor * forward[order - index];
+}
+
 #else
 
 int vk_has_wide_vectors(void) { return 0; }
+
+double vk_dot_lanes4_wide(const double *column, const double *vector, long count) {
+  (void)column;
+  (void)vector;
+  (void)count;
+  return 0;
+}
+
+void vk_next_forward_wide(
+    const double *forward, double error, double scale, long order, double *next) {
+  (void)forward;
+  (void)error;
+  (void)scale;
+  (void)order;
+  (void)next;
+}
+
+void vk_add_reversed_wide(const double *forward, double factor, long order, double *solution) {
+  (void)forward;
+  (void)factor;
+  (void)order;
+  (void)solution;
+}
 
 void vk_fir_dots4_wide(
     const float *taps, long count, const float *first, long step, float *outputs) {

@@ -210,11 +210,16 @@ final class HowlDetector {
       UnsafeBufferPointer(start: ring + ringPosition, count: frameLength - ringPosition),
       UnsafeBufferPointer(start: ring, count: ringPosition))
     let spectrum = analyzer.spectrum
+    // `binPower`'s product read in place, and the running sum kept in a
+    // register: a sum read back from memory waits on its own store.
+    let (raw, scale) = (spectrum.power, spectrum.amplitudeScale)
+    var running = 0.0
     sums[0] = 0
     for bin in 0..<binCount {
-      let power = spectrum.binPower(bin) + 1e-30
+      let power = raw[bin] * scale + 1e-30
       powers[bin] = power
-      sums[bin + 1] = sums[bin] + power
+      running += power
+      sums[bin + 1] = running
     }
     // Apart, so that the compiler can take several bins' levels at once.
     for bin in 0..<binCount { current[bin] = PowerLevel.decibels(Float(powers[bin])) }

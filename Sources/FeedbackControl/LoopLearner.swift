@@ -136,33 +136,119 @@ public final class LoopLearner: @unchecked Sendable {
       }
     }
     windowed.withUnsafeBufferPointer { windowed in
-      for lag in 0...order {
-        var sum = 0.0
-        for index in lag..<max(lag, span) { sum += windowed[index] * windowed[index - lag] }
-        frameCorrelation[lag] = sum
+      frameCorrelation.withUnsafeMutableBufferPointer { correlation in
+        Self.autocorrelate(
+          windowed.baseAddress!, count: span, lags: order + 1, into: correlation.baseAddress!)
       }
     }
     fitPredictor(frameCorrelation)
-    rawPlayed.withUnsafeBufferPointer { rawPlayed in
-      rawHeard.withUnsafeBufferPointer { rawHeard in
-        predictor.withUnsafeBufferPointer { predictor in
-          for index in start..<end {
-            var p = Double(rawPlayed[index])
-            var h = Double(rawHeard[index])
-            let taps = min(order, index)
-            if taps > 0 {
-              for tap in 1...taps {
-                p -= predictor[tap] * Double(rawPlayed[index - tap])
-                h -= predictor[tap] * Double(rawHeard[index - tap])
-              }
-            }
-            played.append(Float(p))
-            heard.append(Float(h))
-          }
+    // Where this frame's whitened samples go in each (the played signal runs late).
+    let (playedAt, heardAt) = (played.count, heard.count)
+    played.append(contentsOf: repeatElement(0, count: frameLength))
+    heard.append(contentsOf: repeatElement(0, count: frameLength))
+    predictor.withUnsafeBufferPointer { predictor in
+      rawPlayed.withUnsafeBufferPointer { raw in
+        played.withUnsafeMutableBufferPointer { out in
+          Self.whiten(
+            raw.baseAddress!, from: start, to: end, by: predictor.baseAddress!,
+            into: out.baseAddress! + playedAt)
+        }
+      }
+      rawHeard.withUnsafeBufferPointer { raw in
+        heard.withUnsafeMutableBufferPointer { out in
+          Self.whiten(
+            raw.baseAddress!, from: start, to: end, by: predictor.baseAddress!,
+            into: out.baseAddress! + heardAt)
         }
       }
     }
     rawDone += frameLength
+  }
+
+  /// `correlation[lag] = Σ samples[index] · samples[index − lag]` over
+  /// `index` from `lag` to `count − 1`, for each of `lags` lags: four lags
+  /// at a time, each lane summing in the order a single sum would.
+  private static func autocorrelate(
+    _ samples: UnsafePointer<Double>, count: Int, lags: Int,
+    into correlation: UnsafeMutablePointer<Double>
+  ) {
+    var lag = 0
+    while lag + 4 <= lags {
+      // Lane k is lag `lag + k`; its first `k` terms come one at a time.
+      var sums = SIMD4<Double>()
+      for index in lag..<min(lag + 3, count) {
+        for k in 0...(index - lag) { sums[k] += samples[index] * samples[index - lag - k] }
+      }
+      var index = lag + 3
+      while index < count {
+        let here = SIMD4<Double>(repeating: samples[index])
+        sums += here * lanes(reversedFrom: samples + (index - lag - 3))
+        index += 1
+      }
+      store(sums, at: correlation + lag)
+      lag += 4
+    }
+    while lag < lags {
+      var sum = 0.0
+      for index in lag..<max(lag, count) { sum += samples[index] * samples[index - lag] }
+      correlation[lag] = sum
+      lag += 1
+    }
+  }
+
+  /// The prediction error of `raw[start..<end]` by `predictor` (taps 1 to
+  /// `predictorOrder`; fewer before the stream's start) into `output`:
+  /// four samples at a time, each lane taking the taps in the order a
+  /// single sample would.
+  private static func whiten(
+    _ raw: UnsafePointer<Float>, from start: Int, to end: Int,
+    by predictor: UnsafePointer<Double>, into output: UnsafeMutablePointer<Float>
+  ) {
+    let order = predictorOrder
+    var index = start
+    // Samples near the stream's start have fewer taps: one at a time.
+    while index < end && index < order {
+      var value = Double(raw[index])
+      if index > 0 {
+        for tap in 1...index { value -= predictor[tap] * Double(raw[index - tap]) }
+      }
+      output[index - start] = Float(value)
+      index += 1
+    }
+    while index + 4 <= end {
+      var values = SIMD4<Double>(lanes(of: raw + index))
+      for tap in 1...order {
+        values -= predictor[tap] * SIMD4<Double>(lanes(of: raw + (index - tap)))
+      }
+      let narrowed = SIMD4<Float>(values)
+      UnsafeMutableRawPointer(output + (index - start)).storeBytes(
+        of: narrowed, as: SIMD4<Float>.self)
+      index += 4
+    }
+    while index < end {
+      var value = Double(raw[index])
+      for tap in 1...order { value -= predictor[tap] * Double(raw[index - tap]) }
+      output[index - start] = Float(value)
+      index += 1
+    }
+  }
+
+  @inline(__always) private static func lanes(of pointer: UnsafePointer<Float>) -> SIMD4<Float> {
+    UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Float>.self)
+  }
+
+  /// `pointer[3], pointer[2], pointer[1], pointer[0]`.
+  @inline(__always) private static func lanes(reversedFrom pointer: UnsafePointer<Double>)
+    -> SIMD4<Double>
+  {
+    let values = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Double>.self)
+    return SIMD4(values[3], values[2], values[1], values[0])
+  }
+
+  @inline(__always) private static func store(
+    _ values: SIMD4<Double>, at pointer: UnsafeMutablePointer<Double>
+  ) {
+    UnsafeMutableRawPointer(pointer).storeBytes(of: values, as: SIMD4<Double>.self)
   }
 
   /// Levinson–Durbin on the autocorrelation `r` (with a little white
@@ -247,153 +333,5 @@ public final class LoopLearner: @unchecked Sendable {
     guard let done = solver?.advance(orders: orders) else { return nil }
     solver = nil
     return done?.map { Float($0) }
-  }
-}
-
-/// Levinson's recursion for T x = b, T symmetric Toeplitz with first
-/// column `column`, a budgeted number of orders at a time. Each order is
-/// two sums and two updates over the vectors so far, four lanes at a time.
-struct ToeplitzSolver {
-  /// `column` reversed: `column[order − i]` is `reversedColumn[last − order + i]`.
-  private let reversedColumn: [Double]
-  private let rightSide: [Double]
-  private var forward: [Double]
-  private var next: [Double]
-  private var solution: [Double]
-  private var order = 1
-  private var failed = false
-
-  init(column: [Double], rightSide: [Double]) {
-    reversedColumn = column.reversed()
-    self.rightSide = rightSide
-    let count = column.count
-    forward = [Double](repeating: 0, count: count)
-    next = [Double](repeating: 0, count: count)
-    solution = [Double](repeating: 0, count: count)
-    if column[0] != 0 {
-      forward[0] = 1 / column[0]
-      solution[0] = rightSide[0] / column[0]
-    } else {
-      failed = true
-    }
-  }
-
-  /// Runs up to `orders` more orders: `nil` while unfinished, then the
-  /// solution (`.some(nil)` when T is singular).
-  mutating func advance(orders: Int) -> [Double]?? {
-    let count = reversedColumn.count
-    var budget = orders
-    while order < count && budget > 0 && !failed {
-      let error = correlation(forward)
-      let denominator = 1 - error * error
-      if denominator <= 1e-12 {
-        failed = true
-        break
-      }
-      Self.nextForward(forward, error: error, scale: 1 / denominator, order: order, into: &next)
-      swap(&forward, &next)
-      let factor = rightSide[order] - correlation(solution)
-      Self.addReversed(forward, times: factor, order: order, to: &solution)
-      order += 1
-      budget -= 1
-    }
-    if failed { return .some(nil) }
-    return order >= count ? .some(solution) : nil
-  }
-
-  /// The sum of `column[order − i] · vector[i]` over `i < order`, in four
-  /// lanes added at the end.
-  private func correlation(_ vector: [Double]) -> Double {
-    let order = order
-    let start = reversedColumn.count - 1 - order
-    return reversedColumn.withUnsafeBufferPointer { column in
-      vector.withUnsafeBufferPointer { vector in
-        let column = column.baseAddress! + start
-        let vector = vector.baseAddress!
-        var sums = SIMD4<Double>()
-        var index = 0
-        while index + 4 <= order {
-          sums += Self.lanes(column + index) * Self.lanes(vector + index)
-          index += 4
-        }
-        while index < order {
-          sums[0] += column[index] * vector[index]
-          index += 1
-        }
-        return (sums[0] + sums[1]) + (sums[2] + sums[3])
-      }
-    }
-  }
-
-  /// The forward vector of order `order + 1` from that of `order`, whose
-  /// backward vector is it reversed (T is symmetric):
-  /// `next[i] = (forward[i] − error · forward[order − i]) · scale`.
-  private static func nextForward(
-    _ forward: [Double], error: Double, scale: Double, order: Int, into next: inout [Double]
-  ) {
-    forward.withUnsafeBufferPointer { forward in
-      next.withUnsafeMutableBufferPointer { next in
-        let forward = forward.baseAddress!
-        let next = next.baseAddress!
-        next[0] = forward[0] * scale
-        var index = 1
-        while index + 4 <= order {
-          let backward = reversedLanes(forward + (order - index - 3))
-          store((lanes(forward + index) - error * backward) * scale, at: next + index)
-          index += 4
-        }
-        while index < order {
-          next[index] = (forward[index] - error * forward[order - index]) * scale
-          index += 1
-        }
-        next[order] = -error * forward[0] * scale
-      }
-    }
-  }
-
-  /// `solution[i] += factor · forward[order − i]` for `i` in `0...order`.
-  private static func addReversed(
-    _ forward: [Double], times factor: Double, order: Int, to solution: inout [Double]
-  ) {
-    forward.withUnsafeBufferPointer { forward in
-      solution.withUnsafeMutableBufferPointer { solution in
-        let forward = forward.baseAddress!
-        let solution = solution.baseAddress!
-        var index = 0
-        while index + 4 <= order + 1 {
-          let backward = reversedLanes(forward + (order - index - 3))
-          store(lanes(solution + index) + factor * backward, at: solution + index)
-          index += 4
-        }
-        while index <= order {
-          solution[index] += factor * forward[order - index]
-          index += 1
-        }
-      }
-    }
-  }
-
-  @inline(__always) private static func lanes(_ pointer: UnsafePointer<Double>) -> SIMD4<Double> {
-    UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Double>.self)
-  }
-
-  @inline(__always) private static func lanes(_ pointer: UnsafeMutablePointer<Double>)
-    -> SIMD4<Double>
-  {
-    lanes(UnsafePointer(pointer))
-  }
-
-  /// `pointer[3], pointer[2], pointer[1], pointer[0]`.
-  @inline(__always) private static func reversedLanes(_ pointer: UnsafePointer<Double>)
-    -> SIMD4<Double>
-  {
-    let values = lanes(pointer)
-    return SIMD4(values[3], values[2], values[1], values[0])
-  }
-
-  @inline(__always) private static func store(
-    _ values: SIMD4<Double>, at pointer: UnsafeMutablePointer<Double>
-  ) {
-    UnsafeMutableRawPointer(pointer).storeBytes(of: values, as: SIMD4<Double>.self)
   }
 }

@@ -152,24 +152,30 @@ public final class NotchBank: @unchecked Sendable {
     for index in 0..<capacity where slots[index].isActive {
       var slot = slots[index]
       let base = state + index * channels * 4
-      for frame in 0..<frameCount {
-        if slot.remaining > 0 {
-          slot.remaining -= 1
-          slot.amount = slot.remaining == 0 ? slot.target : slot.amount + slot.step
+      let (b0, a1, a2) = (slot.shape.b0, slot.shape.a1, slot.shape.a2)
+      // A channel at a time, its state in registers (kept in memory, each
+      // output would wait on the store of the one before); the ramp
+      // replayed alike for each.
+      var ramp = (remaining: slot.remaining, amount: slot.amount)
+      for channel in 0..<channels {
+        let memory = base + channel * 4
+        var (x1, x2, y1, y2) = (memory[0], memory[1], memory[2], memory[3])
+        ramp = (slot.remaining, slot.amount)
+        var sample = samples + channel
+        for _ in 0..<frameCount {
+          if ramp.remaining > 0 {
+            ramp.remaining -= 1
+            ramp.amount = ramp.remaining == 0 ? slot.target : ramp.amount + slot.step
+          }
+          let x = Double(sample.pointee)
+          let y = b0 * (x - x2) - a1 * y1 - a2 * y2
+          (x2, x1, y2, y1) = (x1, x, y1, y)
+          sample.pointee = Float(x - ramp.amount * y)
+          sample += channels
         }
-        let amount = slot.amount
-        for channel in 0..<channels {
-          let memory = base + channel * 4
-          let x = Double(samples[frame * channels + channel])
-          let y =
-            slot.shape.b0 * (x - memory[1]) - slot.shape.a1 * memory[2] - slot.shape.a2 * memory[3]
-          memory[1] = memory[0]
-          memory[0] = x
-          memory[3] = memory[2]
-          memory[2] = y
-          samples[frame * channels + channel] = Float(x - amount * y)
-        }
+        (memory[0], memory[1], memory[2], memory[3]) = (x1, x2, y1, y2)
       }
+      (slot.remaining, slot.amount) = ramp
       if slot.remaining == 0 && slot.target == 0 {
         slot.isActive = false
         activeCount -= 1

@@ -96,6 +96,26 @@ import Testing
     }
   }
 
+  /// The processor's wide vectors, where it has them, solve exactly as
+  /// the portable code does: every element of the solution, bit for bit.
+  @Test func wideVectorsSolveExactlyAsThePortableCode() throws {
+    var random = SplitMix(seed: 11)
+    let count = 1_003
+    var column = (0..<count).map { _ in Double.random(in: -0.05...0.05, using: &random) }
+    column[0] = 4
+    let rightSide = (0..<count).map { _ in Double.random(in: -1...1, using: &random) }
+    func solve(wide: Bool) throws -> [Double] {
+      var solver = ToeplitzSolver(column: column, rightSide: rightSide, allowsWideVectors: wide)
+      while true {
+        if let done = solver.advance(orders: 97) { return try #require(done) }
+      }
+    }
+    let wide = try solve(wide: true)
+    let portable = try solve(wide: false)
+    #expect(wide.count == count)
+    #expect(zip(wide, portable).allSatisfy { $0.bitPattern == $1.bitPattern })
+  }
+
   /// A learned crossing within `learnedPlausibility` of its limit at the
   /// gain the loop runs at would ring: it is left out, and with nothing
   /// else to plan for there is no plan. A plausible loop is planned from

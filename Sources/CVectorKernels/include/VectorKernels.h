@@ -7,7 +7,7 @@
 /// the same order on each lane, only more lanes per instruction (no fused
 /// multiply-add). Any thread; nothing allocates.
 
-/// Whether the processor runs the 256-bit kernels below (AVX).
+/// Whether the processor runs the 256-bit kernels below (AVX and AVX2).
 int vk_has_wide_vectors(void);
 
 /// Four outputs of a FIR filter of `count` taps (a multiple of 8): the
@@ -17,5 +17,21 @@ int vk_has_wide_vectors(void);
 /// Only where `vk_has_wide_vectors` says so.
 void vk_fir_dots4_wide(
     const float *taps, long count, const float *first, long step, float *outputs);
+
+/// Σ column[i] · vector[i] over i < count, in four lanes (lane i mod 4;
+/// the last count mod 4 terms added to lane 0 one at a time), the lanes
+/// added as (l0 + l1) + (l2 + l3). Only where `vk_has_wide_vectors` says so.
+double vk_dot_lanes4_wide(const double *column, const double *vector, long count);
+
+/// Levinson's next forward vector: next[0] = forward[0] · scale,
+/// next[i] = (forward[i] − error · forward[order − i]) · scale for
+/// 0 < i < order, next[order] = ((−error) · forward[0]) · scale. Only where
+/// `vk_has_wide_vectors` says so.
+void vk_next_forward_wide(
+    const double *forward, double error, double scale, long order, double *next);
+
+/// solution[i] += factor · forward[order − i] for i in 0...order. Only where
+/// `vk_has_wide_vectors` says so.
+void vk_add_reversed_wide(const double *forward, double factor, long order, double *solution);
 
 #endif
