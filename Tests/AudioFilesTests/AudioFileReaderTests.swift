@@ -26,6 +26,32 @@ import Testing
     }
   }
 
+  /// Every 16-bit value reads back as itself over 32,768, exactly, in
+  /// reads of any length.
+  @Test func everySixteenBitValueReadsBackExactly() throws {
+    let files = try TestFiles()
+    let file = files.path("all.wav")
+    let values = (0..<65_536).map { Float($0 - 32_768) / 32_768 }
+    let writer = try AudioFileWriter(
+      path: file, sampleRate: 48_000, channelCount: 1, encoding: .pcm16)
+    try writer.write(values)
+    writer.close()
+    let reader = try AudioFileReader(path: file)
+    var read = [Float]()
+    var buffer = [Float](repeating: .nan, count: 4_099)
+    var length = 1
+    while true {
+      let frames = try buffer.withUnsafeMutableBufferPointer {
+        try reader.read(into: $0.baseAddress!, frameCount: length)
+      }
+      if frames == 0 { break }
+      read += buffer.prefix(frames)
+      length = length * 5 % 4_099 + 1
+    }
+    #expect(read.count == values.count)
+    #expect(zip(read, values).allSatisfy { $0.bitPattern == $1.bitPattern })
+  }
+
   @Test func formatIsDescribed() throws {
     let files = try TestFiles()
     let file = files.path("x.flac")
