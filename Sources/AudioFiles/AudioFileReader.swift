@@ -38,6 +38,12 @@ public final class AudioFileReader {
   /// /tmp) first. WAV, RF64, FLAC, OGG and headerless PCM stream instead.
   public static let spoolLimit: Int64 = 1 << 30
 
+  /// Audio bytes a stream's header may claim that stand for "unknown": a
+  /// writer that cannot seek back to fill the length in writes about the
+  /// most a WAV holds (sox 0x7FFFF000, arecord 0x7FFFFFFF, others
+  /// 0xFFFFFFFF); what a pipe brings is then read to its end.
+  static let streamingPlaceholderBytes: Int64 = 0x7FFF_0000
+
   /// Opens `path` for reading; "-" reads standard input. Standard input,
   /// pipes, FIFOs and character devices are looked at first: WAV, FLAC,
   /// OGG stream as they arrive; other containers libsndfile reads are
@@ -110,7 +116,13 @@ public final class AudioFileReader {
     let lengthUnknown =
       info.frames <= 0 || info.frames == Int64.max || (!isFile && raw != nil)
       || (path == "-" && raw != nil)
-    declaredFrameCount = lengthUnknown ? nil : info.frames
+    // A writer that cannot seek back (sox, arecord, ffmpeg on a pipe)
+    // leaves its header's length at about the most a WAV can hold.
+    let isPlaceholder =
+      !isFile
+      && Int64(Self.bytesPerSample(format: info.format) * Int(info.channels)) * info.frames
+        >= Self.streamingPlaceholderBytes
+    declaredFrameCount = lengthUnknown || isPlaceholder ? nil : info.frames
     formatName = Self.describe(format: info.format)
     subtype = info.format & Int32(SF_FORMAT_SUBMASK)
     guard sampleRate > 0, channelCount > 0 else {
@@ -280,7 +292,12 @@ public final class AudioFileReader {
     guard let file else { return 0 }
     var info = SF_INFO()
     sf_command(file, Int32(SFC_GET_CURRENT_SF_INFO), &info, Int32(MemoryLayout<SF_INFO>.size))
-    switch info.format & Int32(SF_FORMAT_SUBMASK) {
+    return Self.bytesPerSample(format: info.format)
+  }
+
+  /// Bytes of one sample in a file of libsndfile's `format` (0 when not fixed).
+  private static func bytesPerSample(format: Int32) -> Int {
+    switch format & Int32(SF_FORMAT_SUBMASK) {
     case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8), Int32(SF_FORMAT_ULAW),
       Int32(SF_FORMAT_ALAW):
       return 1

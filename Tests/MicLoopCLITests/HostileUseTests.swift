@@ -132,6 +132,32 @@ import Testing
     }
   }
 
+  /// sox and ffmpeg writing a WAV to a pipe cannot go back to fill in its
+  /// length, and leave about the largest a WAV can hold in its header: the
+  /// stream is read to its end, whole, in every command. A WAV cut short on
+  /// its way through a pipe still says so.
+  @Test func aWAVStreamedFromAPipeIsWholeAtItsEnd() throws {
+    let sox = #"sox -V1 -n -r 16000 -c 1 -b 16 -t wav - synth 2 sine 440 vol 0.5"#
+    let ffmpeg = #"ffmpeg -v error -f lavfi -i sine=frequency=440:duration=2 -f wav -"#
+    for script in [
+      "\(sox) | \"$M\" meter --input - --json",
+      "\(ffmpeg) | \"$M\" meter --input - --json",
+      "\(sox) | \"$M\" tones --plan dtmf --input - --json",
+      "\(sox) | \"$M\" plot --input - --output \"$DIR/piped.png\"",
+    ] {
+      let result = try shell(script)
+      #expect(result.exitedNormally && result.status == 0, "\(script): \(result.errorOutput)")
+      #expect(!result.errorOutput.contains("truncated"), "\(script): \(result.errorOutput)")
+      let summary = result.output.split(separator: "\n").last.map(String.init) ?? ""
+      #expect(
+        summary.contains(#""duration":2.000"#) || summary.contains("2.00 s"),
+        "\(script): \(summary)")
+    }
+    let cut = try shell("head -c 40000 '\(tone)' | \"$M\" meter --input - --json")
+    #expect(cut.exitedNormally && cut.status == 65, "\(cut.errorOutput)")
+    #expect(cut.errorOutput.contains("truncated"), "\(cut.errorOutput)")
+  }
+
   @Test func aDamagedFileGivesItsResultsAndTheSameErrorInEveryCommand() throws {
     let flac = file("whole.flac")
     try MicLoopBinary.shell(["sox", tone, flac])
