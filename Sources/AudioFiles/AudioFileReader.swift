@@ -118,10 +118,11 @@ public final class AudioFileReader {
       || (path == "-" && raw != nil)
     // A writer that cannot seek back (sox, arecord, ffmpeg on a pipe)
     // leaves its header's length at about the most a WAV can hold.
+    // (A hostile header's product may overflow: that is no length either.)
+    let frameBytes = Int64(Self.bytesPerSample(format: info.format)) * Int64(max(0, info.channels))
+    let claimed = frameBytes.multipliedReportingOverflow(by: max(0, info.frames))
     let isPlaceholder =
-      !isFile
-      && Int64(Self.bytesPerSample(format: info.format) * Int(info.channels)) * info.frames
-        >= Self.streamingPlaceholderBytes
+      !isFile && (claimed.overflow || claimed.partialValue >= Self.streamingPlaceholderBytes)
     declaredFrameCount = lengthUnknown || isPlaceholder ? nil : info.frames
     formatName = Self.describe(format: info.format)
     subtype = info.format & Int32(SF_FORMAT_SUBMASK)
