@@ -182,10 +182,10 @@ public final class LoopLearner: @unchecked Sendable {
       var index = lag + 3
       while index < count {
         let here = SIMD4<Double>(repeating: samples[index])
-        sums += here * lanes(reversedFrom: samples + (index - lag - 3))
+        sums += here * ToeplitzSolver.reversedLanes(samples + (index - lag - 3))
         index += 1
       }
-      store(sums, at: correlation + lag)
+      ToeplitzSolver.store(sums, at: correlation + lag)
       lag += 4
     }
     while lag < lags {
@@ -235,20 +235,6 @@ public final class LoopLearner: @unchecked Sendable {
 
   @inline(__always) private static func lanes(of pointer: UnsafePointer<Float>) -> SIMD4<Float> {
     UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Float>.self)
-  }
-
-  /// `pointer[3], pointer[2], pointer[1], pointer[0]`.
-  @inline(__always) private static func lanes(reversedFrom pointer: UnsafePointer<Double>)
-    -> SIMD4<Double>
-  {
-    let values = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Double>.self)
-    return SIMD4(values[3], values[2], values[1], values[0])
-  }
-
-  @inline(__always) private static func store(
-    _ values: SIMD4<Double>, at pointer: UnsafeMutablePointer<Double>
-  ) {
-    UnsafeMutableRawPointer(pointer).storeBytes(of: values, as: SIMD4<Double>.self)
   }
 
   /// Levinson–Durbin on the autocorrelation `r` (with a little white

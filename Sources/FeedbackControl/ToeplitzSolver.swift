@@ -171,15 +171,17 @@ struct ToeplitzSolver {
     lanes(UnsafePointer(pointer))
   }
 
-  /// `pointer[3], pointer[2], pointer[1], pointer[0]`.
-  @inline(__always) private static func reversedLanes(_ pointer: UnsafePointer<Double>)
+  /// `pointer[3], pointer[2], pointer[1], pointer[0]` (the learner's
+  /// whitening reads its lags so too).
+  @inline(__always) static func reversedLanes(_ pointer: UnsafePointer<Double>)
     -> SIMD4<Double>
   {
     let values = lanes(pointer)
     return SIMD4(values[3], values[2], values[1], values[0])
   }
 
-  @inline(__always) private static func store(
+  /// Four lanes stored at `pointer` (also the learner's).
+  @inline(__always) static func store(
     _ values: SIMD4<Double>, at pointer: UnsafeMutablePointer<Double>
   ) {
     UnsafeMutableRawPointer(pointer).storeBytes(of: values, as: SIMD4<Double>.self)
