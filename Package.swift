@@ -47,7 +47,7 @@ let package = Package(
     .target(name: "SignalDSP", dependencies: ["CFFTW", "CVectorKernels"]),
     // The howl guard: detection, notches, ring-out and learned plans, the loop learner.
     .target(name: "FeedbackControl", dependencies: ["SignalDSP", "CVectorKernels"]),
-    .target(name: "Metering", dependencies: ["SignalDSP"]),
+    .target(name: "Metering", dependencies: ["SignalDSP", "CVectorKernels"]),
     .target(name: "TonePlans", dependencies: ["TextFormatting"]),
     .target(name: "ToneDecoding", dependencies: ["SignalDSP", "TonePlans", "CFFTW"]),
     .target(name: "AudioFiles", dependencies: ["CSndFile"]),
@@ -126,7 +126,9 @@ let package = Package(
     .testTarget(
       name: "FeedbackControlTests",
       dependencies: ["FeedbackControl", "SignalDSP", "TestSupport", "AllocationCounter"]),
-    .testTarget(name: "MeteringTests", dependencies: ["Metering", "SignalDSP", "TestSupport"]),
+    .testTarget(
+      name: "MeteringTests",
+      dependencies: ["Metering", "SignalDSP", "CVectorKernels", "TestSupport"]),
     .testTarget(name: "TonePlansTests", dependencies: ["TonePlans"]),
     .testTarget(
       name: "ToneDecodingTests", dependencies: ["ToneDecoding", "TonePlans", "TestSupport"]),

@@ -91,9 +91,40 @@ __attribute__((target("avx2"))) void vk_add_reversed_wide(
   for (; index <= order; index++) solution[index] += factor * forward[order - index];
 }
 
+float vk_largest_magnitude(const float *values, long count) {
+  // Two chains of maxima, so each waits on the one before it half as often.
+  const __m128 signless = _mm_castsi128_ps(_mm_set1_epi32(0x7FFFFFFF));
+  __m128 first = _mm_setzero_ps();
+  __m128 second = _mm_setzero_ps();
+  long index = 0;
+  for (; index + 8 <= count; index += 8) {
+    // max(v, acc) keeps acc where v is NaN.
+    first = _mm_max_ps(_mm_and_ps(_mm_loadu_ps(values + index), signless), first);
+    second = _mm_max_ps(_mm_and_ps(_mm_loadu_ps(values + index + 4), signless), second);
+  }
+  float lanes[4];
+  _mm_storeu_ps(lanes, _mm_max_ps(first, second));
+  float largest = lanes[0];
+  for (int lane = 1; lane < 4; lane++) largest = lanes[lane] > largest ? lanes[lane] : largest;
+  for (; index < count; index++) {
+    float size = __builtin_fabsf(values[index]);
+    largest = size > largest ? size : largest;
+  }
+  return largest;
+}
+
 #else
 
 int vk_has_wide_vectors(void) { return 0; }
+
+float vk_largest_magnitude(const float *values, long count) {
+  float largest = 0;
+  for (long index = 0; index < count; index++) {
+    float size = __builtin_fabsf(values[index]);
+    largest = size > largest ? size : largest;
+  }
+  return largest;
+}
 
 double vk_dot_lanes4_wide(const double *column, const double *vector, long count) {
   (void)column;

@@ -1,3 +1,5 @@
+internal import CVectorKernels
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -70,7 +72,7 @@ public final class TruePeakMeter {
       // `history` samples before it (from this call or the last), so a run
       // is skipped only when none of those could raise the peak: whatever
       // the cut into calls, the peak is the largest value of all.
-      let reach = Self.peak(buffer + start, count: history + end - start)
+      let reach = vk_largest_magnitude(buffer + start, history + end - start)
       if reach * overshoot > peak { interpolate(from: start, to: end) }
       start = end
     }
@@ -79,22 +81,6 @@ public final class TruePeakMeter {
 
   /// Samples per run checked for skipping (at least the history).
   private static let run = 32
-
-  private static func peak(_ values: UnsafePointer<Float>, count: Int) -> Float {
-    var lanes = SIMD4<Float>()
-    var index = 0
-    while index + 4 <= count {
-      let v = UnsafeRawPointer(values + index).loadUnaligned(as: SIMD4<Float>.self)
-      lanes = pointwiseMax(lanes, magnitude(v))
-      index += 4
-    }
-    var result = lanes.max()
-    while index < count {
-      result = Swift.max(result, Swift.abs(values[index]))
-      index += 1
-    }
-    return result
-  }
 
   private func interpolate(from start: Int, to end: Int) {
     let taps = Self.tapsPerPhase
@@ -111,7 +97,13 @@ public final class TruePeakMeter {
     peak = max(peak, largest.max())
   }
 
+  /// |value| per lane by clearing the sign bits: one vector instruction,
+  /// where a comparison and a choice are compiled lane by lane.
+  @inline(__always)
   private static func magnitude(_ value: SIMD4<Float>) -> SIMD4<Float> {
-    value.replacing(with: -value, where: value .< 0)
+    let bits = unsafeBitCast(value, to: SIMD4<UInt32>.self) & signlessBits
+    return unsafeBitCast(bits, to: SIMD4<Float>.self)
   }
+
+  private static let signlessBits = SIMD4<UInt32>(repeating: 0x7FFF_FFFF)
 }

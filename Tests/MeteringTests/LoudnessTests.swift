@@ -1,4 +1,6 @@
+import CVectorKernels
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Metering
@@ -78,6 +80,28 @@ import Testing
     }
     let truePeak = 20 * log10(Double(meter.peak))
     #expect(truePeak - -6 <= 0.2 && truePeak - -6 >= -0.4, "\(truePeak) dBTP")
+  }
+
+  /// The scan that lets the true-peak meter pass over quiet runs finds the
+  /// largest magnitude wherever it lies, of either sign, for every length
+  /// (whole vectors and the samples after them), and passes over NaN.
+  @Test func theQuietRunScanFindsTheLargestMagnitudeAnywhere() {
+    var random = SplitMix(seed: 5)
+    for count in 0...40 {
+      var values = (0..<count).map { _ in Float.random(in: -0.5...0.5, using: &random) }
+      let plain = values.map { abs($0) }.max() ?? 0
+      #expect(vk_largest_magnitude(values, count) == plain)
+      for position in 0..<count {
+        var loud = values
+        loud[position] = position % 2 == 0 ? 0.9 : -0.9
+        #expect(vk_largest_magnitude(loud, count) == 0.9, "count \(count), at \(position)")
+      }
+      if count > 0 {
+        values[count / 2] = .nan
+        let rest = values.filter { !$0.isNaN }.map { abs($0) }.max() ?? 0
+        #expect(vk_largest_magnitude(values, count) == rest)
+      }
+    }
   }
 
   /// Below the lowest rate the K-weighting is unstable (its shelf lies

@@ -1,11 +1,13 @@
 #ifndef MICLOOP_VECTOR_KERNELS_H
 #define MICLOOP_VECTOR_KERNELS_H
 
-/// Inner loops written for wider vectors than the baseline build uses,
-/// chosen at run time by what the processor offers. Each gives, bit for
-/// bit, what its portable Swift counterpart gives: the same operations in
-/// the same order on each lane, only more lanes per instruction (no fused
-/// multiply-add). Any thread; nothing allocates.
+/// Inner loops written with vector instructions: most for wider vectors
+/// than the baseline build uses, chosen at run time by what the processor
+/// offers; some in baseline instructions, where the compiler would take a
+/// Swift loop lane by lane. Each gives, bit for bit, what its portable
+/// Swift counterpart gives: the same operations in the same order on each
+/// lane, only more lanes per instruction (no fused multiply-add). Any
+/// thread; nothing allocates.
 
 /// Whether the processor runs the 256-bit kernels below (AVX and AVX2).
 int vk_has_wide_vectors(void);
@@ -33,5 +35,9 @@ void vk_next_forward_wide(
 /// solution[i] += factor · forward[order − i] for i in 0...order. Only where
 /// `vk_has_wide_vectors` says so.
 void vk_add_reversed_wide(const double *forward, double factor, long order, double *solution);
+
+/// The largest |values[i]| over i < count (0 when count is 0); NaN is
+/// passed over. Baseline instructions: every processor, no check needed.
+float vk_largest_magnitude(const float *values, long count);
 
 #endif
