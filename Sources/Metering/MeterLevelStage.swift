@@ -138,6 +138,8 @@ package final class MeterLevelStage {
     for channel in 0..<truePeaks.count {
       truePeaks[channel].process(samples + channel, count: frameCount, stride: channelCount)
     }
+    let pairsMeters = meters[0].ballistics == .vu
+    if pairsMeters { runVUMeters(samples, frameCount: frameCount) }
     var reducedCount = 0
     // Index loops: generic iterators may box their elements in unoptimised builds.
     for index in 0..<meteredChannels.count {
@@ -157,7 +159,7 @@ package final class MeterLevelStage {
           chunkPeaks.baseAddress!, count: chunks, chunkLength: LevelAccumulator.peakChunk)
       } else {
         intervalLevels[index].accumulate(source)
-        meters[index].process(source.baseAddress!, count: frameCount)
+        if !pairsMeters { meters[index].process(source.baseAddress!, count: frameCount) }
       }
       reducedCount = reducers[index].process(source, into: reduced[index] + offset)
     }
@@ -165,6 +167,25 @@ package final class MeterLevelStage {
     framesProcessed += Int64(frameCount)
     guard framesInInterval == intervalFrames else { return (reducedCount, nil) }
     return (reducedCount, endInterval())
+  }
+
+  /// Feeds VU meters from the interleaved frames, two channels at a time
+  /// (`BallisticMeter.process(_:_:_:_:count:stride:)`).
+  private func runVUMeters(_ samples: UnsafePointer<Float>, frameCount: Int) {
+    let (channels, stride) = (meteredChannels, channelCount)
+    meters.withUnsafeMutableBufferPointer { buffer in
+      let meters = buffer.baseAddress!
+      var index = 0
+      while index + 2 <= channels.count {
+        BallisticMeter.process(
+          &meters[index], samples + channels[index], &meters[index + 1],
+          samples + channels[index + 1], count: frameCount, stride: stride)
+        index += 2
+      }
+      if index < channels.count {
+        meters[index].process(samples + channels[index], count: frameCount, stride: stride)
+      }
+    }
   }
 
   /// Ends a partial interval at the end of the stream; `nil` when none is open.

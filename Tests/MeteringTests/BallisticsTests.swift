@@ -105,4 +105,33 @@ import Testing
   @Test func loudnessBallisticsReadNothingHere() {
     #expect(readings(.lufs, tone(0.1)).allSatisfy { $0 == -200 })
   }
+
+  /// Two meters fed in turn from interleaved stereo read, bit for bit,
+  /// what each reads fed its channel alone, under every ballistics.
+  @Test(arguments: MeterBallistics.allCases)
+  func twoMetersInTurnReadAsEachAlone(ballistics: MeterBallistics) {
+    let left = tone(0.3, amplitude: 0.7, frequency: 440)
+    let right = tone(0.3, amplitude: 0.2, frequency: 5_000)
+    let frames = zip(left, right).flatMap { [$0, $1] }
+    var (alone, aloneRight) = (
+      BallisticMeter(ballistics: ballistics, sampleRate: Self.rate),
+      BallisticMeter(ballistics: ballistics, sampleRate: Self.rate)
+    )
+    var (paired, pairedRight) = (alone, aloneRight)
+    var (readings, pairedReadings) = ([Double?](), [Double?]())
+    for start in stride(from: 0, to: left.count, by: 100) {
+      let count = min(100, left.count - start)
+      left.withUnsafeBufferPointer { alone.process($0.baseAddress! + start, count: count) }
+      right.withUnsafeBufferPointer { aloneRight.process($0.baseAddress! + start, count: count) }
+      frames.withUnsafeBufferPointer {
+        BallisticMeter.process(
+          &paired, $0.baseAddress! + 2 * start, &pairedRight, $0.baseAddress! + 2 * start + 1,
+          count: count, stride: 2)
+      }
+      readings += [alone.decibels, aloneRight.decibels]
+      pairedReadings += [paired.decibels, pairedRight.decibels]
+    }
+    #expect(pairedReadings == readings)
+    if ballistics != .lufs { #expect(readings.last! != readings[readings.count - 2]) }
+  }
 }
