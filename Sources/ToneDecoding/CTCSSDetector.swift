@@ -104,7 +104,8 @@ final class CTCSSDetector {
   private let frameLength: Int
   private let hop: Int
   private let fftLength: Int
-  private var sections: [Section]
+  /// The 4th-order low-pass before decimation: two sections in a row.
+  private var lowPass: (Section, Section)
   private var accumulator = 0.0
   private var accumulated = 0
   private var history: [Float]
@@ -119,6 +120,8 @@ final class CTCSSDetector {
   private let output: UnsafeMutablePointer<fftwf_complex>
   private let fftPlan: fftwf_plan
   private var power: [Double]
+  /// Room for the bins of one frame's local maxima.
+  private var peakScratch: [Int]
   private var candidate: (tone: Int, frequency: Double, count: Int, firstEnd: Double)?
   private var active: Active?
   /// The last tone dropped for want of a lock, and when: the same tone
@@ -182,10 +185,10 @@ final class CTCSSDetector {
     let fftLength = Self.fftLength
     self.frameLength = frameLength
     hop = max(1, Int((Self.hopSeconds * rate).rounded()))
-    sections = [
+    lowPass = (
       Section(lowPass: Self.lowPassCorner, q: Butterworth.fourthOrderQ.0, sampleRate: sampleRate),
-      Section(lowPass: Self.lowPassCorner, q: Butterworth.fourthOrderQ.1, sampleRate: sampleRate),
-    ]
+      Section(lowPass: Self.lowPassCorner, q: Butterworth.fourthOrderQ.1, sampleRate: sampleRate)
+    )
     history = [Float](repeating: 0, count: frameLength)
     probe = SteadyToneProbe(rate: rate, windowLength: frameLength, step: hop, seconds: 3)
     window = HannWindow.values(length: frameLength).map(Float.init)
@@ -199,6 +202,7 @@ final class CTCSSDetector {
       fftwf_plan_dft_r2c_1d(Int32(fftLength), input, output, UInt32(FFTW_ESTIMATE))
     }
     power = [Double](repeating: 0, count: fftLength / 2 + 1)
+    peakScratch = [Int](repeating: 0, count: fftLength / 2 + 1)
   }
 
   deinit {
@@ -208,21 +212,30 @@ final class CTCSSDetector {
   }
 
   func process(_ samples: UnsafeBufferPointer<Float>, emit: (ToneDecoderEvent) -> Void) {
+    // The filter and the sum in locals: the detector's own properties
+    // would be checked for exclusive access at every sample.
+    var (first, second) = lowPass
+    var (sum, summed) = (accumulator, accumulated)
     for sample in samples {
-      var value = Double(sample)
-      for index in sections.indices { value = sections[index].process(value) }
-      accumulator += value
-      accumulated += 1
-      guard accumulated == decimation else { continue }
-      history[writeIndex] = Float(accumulator / Double(decimation))
-      probe.append(history[writeIndex])
-      writeIndex = (writeIndex + 1) % frameLength
-      accumulator = 0
-      accumulated = 0
-      decimatedCount += 1
-      if decimatedCount >= frameLength && (decimatedCount - frameLength) % hop == 0 {
-        analyseFrame(endingAt: Double(decimatedCount) / rate, emit: emit)
-      }
+      sum += second.process(first.process(Double(sample)))
+      summed += 1
+      guard summed == decimation else { continue }
+      let decimated = Float(sum / Double(decimation))
+      (sum, summed) = (0, 0)
+      take(decimated, emit: emit)
+    }
+    lowPass = (first, second)
+    (accumulator, accumulated) = (sum, summed)
+  }
+
+  /// Takes the next sample at the decimated rate, analysing a frame every `hop`.
+  private func take(_ decimated: Float, emit: (ToneDecoderEvent) -> Void) {
+    history[writeIndex] = decimated
+    probe.append(decimated)
+    writeIndex = (writeIndex + 1) % frameLength
+    decimatedCount += 1
+    if decimatedCount >= frameLength && (decimatedCount - frameLength) % hop == 0 {
+      analyseFrame(endingAt: Double(decimatedCount) / rate, emit: emit)
     }
   }
 
@@ -236,13 +249,35 @@ final class CTCSSDetector {
     candidate = nil
   }
 
+  /// The bins from `low` to `high` whose power exceeds the one below and
+  /// is at least the one above, in order: marked without a branch on the
+  /// powers (noise makes such a branch a coin toss), then gathered.
+  private func localMaxima(from low: Int, to high: Int) -> [(bin: Int, power: Double)] {
+    power.withUnsafeBufferPointer { power in
+      peakScratch.withUnsafeMutableBufferPointer { found in
+        var count = 0
+        for bin in low...high {
+          found[count] = bin
+          let rises = unsafeBitCast(power[bin] > power[bin - 1], to: UInt8.self)
+          let holds = unsafeBitCast(power[bin] >= power[bin + 1], to: UInt8.self)
+          count &+= Int(rises & holds)
+        }
+        var peaks = [(bin: Int, power: Double)]()
+        peaks.reserveCapacity(count)
+        for index in 0..<count { peaks.append((found[index], power[found[index]])) }
+        return peaks
+      }
+    }
+  }
+
   /// The standard tones found in the frame just completed, strongest first,
   /// with their measured frequencies and levels in dBFS.
   private func matches(endingAt frameEnd: Double) -> [(tone: Int, frequency: Double, level: Double)]
   {
-    for n in 0..<frameLength {
-      input[n] = history[(writeIndex + n) % frameLength] * window[n]
-    }
+    // The ring from its oldest sample, in its two pieces.
+    let newerStart = frameLength - writeIndex
+    for n in 0..<newerStart { input[n] = history[writeIndex + n] * window[n] }
+    for n in newerStart..<frameLength { input[n] = history[n - newerStart] * window[n] }
     fftwf_execute(fftPlan)
     let binWidth = rate / Double(fftLength)
     let low = Int(Self.searchBand.low / binWidth)
@@ -252,16 +287,16 @@ final class CTCSSDetector {
       fftLength / 2 - 1 - Int(7.5 / binWidth + 1), Int(Self.companionBand.high / binWidth))
     // A steady sinusoid's lobe falls 12 dB within 7.5 Hz on at least one side.
     let flank = Int((7.5 / binWidth).rounded())
-    for bin in (wideLow - flank)...min(fftLength / 2, wideHigh + flank) {
-      let re = Double(output[bin].0)
-      let im = Double(output[bin].1)
-      power[bin] = re * re + im * im
+    // The transform's complex values as the floats they are, re then im.
+    let values = UnsafeRawPointer(output).assumingMemoryBound(to: Float.self)
+    power.withUnsafeMutableBufferPointer { power in
+      for bin in (wideLow - flank)...min(fftLength / 2, wideHigh + flank) {
+        let re = Double(values[2 * bin])
+        let im = Double(values[2 * bin + 1])
+        power[bin] = re * re + im * im
+      }
     }
-    var peaks = [(bin: Int, power: Double)]()
-    for bin in wideLow...wideHigh
-    where power[bin] > power[bin - 1] && power[bin] >= power[bin + 1] {
-      peaks.append((bin, power[bin]))
-    }
+    var peaks = localMaxima(from: wideLow, to: wideHigh)
     peaks.sort { $0.power > $1.power }
     func frequency(_ bin: Int) -> Double {
       let left = log(power[bin - 1] + 1e-30)
