@@ -91,6 +91,43 @@ __attribute__((target("avx2"))) void vk_add_reversed_wide(
   for (; index <= order; index++) solution[index] += factor * forward[order - index];
 }
 
+/// The first filter's four weights `index` in the low half, the second's in the high.
+__attribute__((target("avx"))) static inline __m256 vk_pair_weights(const float *weights, int index) {
+  return _mm256_set_m128(_mm_loadu_ps(weights + 24 + 4 * index), _mm_loadu_ps(weights + 4 * index));
+}
+
+__attribute__((target("avx"))) void vk_four_step_recurse_pair_wide(
+    const float *weights, float *first, float *second, long groups, float *state) {
+  const __m256 w0 = vk_pair_weights(weights, 0), w1 = vk_pair_weights(weights, 1);
+  const __m256 w2 = vk_pair_weights(weights, 2), w3 = vk_pair_weights(weights, 3);
+  const __m256 from_last = vk_pair_weights(weights, 4);
+  const __m256 from_second_last = vk_pair_weights(weights, 5);
+  // The group before, its last two outputs in lanes 3 and 2 of each half.
+  __m256 before = _mm256_set_ps(state[2], state[3], 0, 0, state[0], state[1], 0, 0);
+  for (long group = 0; group < groups; group++) {
+    __m256 f = _mm256_set_m128(_mm_loadu_ps(second + 4 * group), _mm_loadu_ps(first + 4 * group));
+    __m256 given = _mm256_add_ps(
+        _mm256_add_ps(
+            _mm256_mul_ps(_mm256_permute_ps(f, 0x00), w0),
+            _mm256_mul_ps(_mm256_permute_ps(f, 0x55), w1)),
+        _mm256_add_ps(
+            _mm256_mul_ps(_mm256_permute_ps(f, 0xAA), w2),
+            _mm256_mul_ps(_mm256_permute_ps(f, 0xFF), w3)));
+    __m256 carried = _mm256_add_ps(
+        _mm256_mul_ps(_mm256_permute_ps(before, 0xFF), from_last),
+        _mm256_mul_ps(_mm256_permute_ps(before, 0xAA), from_second_last));
+    before = _mm256_add_ps(given, carried);
+    _mm_storeu_ps(first + 4 * group, _mm256_castps256_ps128(before));
+    _mm_storeu_ps(second + 4 * group, _mm256_extractf128_ps(before, 1));
+  }
+  float lanes[8];
+  _mm256_storeu_ps(lanes, before);
+  state[0] = lanes[3];
+  state[1] = lanes[2];
+  state[2] = lanes[7];
+  state[3] = lanes[6];
+}
+
 float vk_largest_magnitude(const float *values, long count) {
   // Two chains of maxima, so each waits on the one before it half as often.
   const __m128 signless = _mm_castsi128_ps(_mm_set1_epi32(0x7FFFFFFF));
@@ -147,6 +184,15 @@ void vk_add_reversed_wide(const double *forward, double factor, long order, doub
   (void)factor;
   (void)order;
   (void)solution;
+}
+
+void vk_four_step_recurse_pair_wide(
+    const float *weights, float *first, float *second, long groups, float *state) {
+  (void)weights;
+  (void)first;
+  (void)second;
+  (void)groups;
+  (void)state;
 }
 
 void vk_fir_dots4_wide(

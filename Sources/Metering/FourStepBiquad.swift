@@ -1,3 +1,4 @@
+internal import CVectorKernels
 import SignalDSP
 
 /// A biquad (`Biquad`'s coefficients and state) that filters blocks four
@@ -30,6 +31,8 @@ struct FourStepBiquad: Sendable {
   private var openGroup = SIMD4<Float>()
   /// Outputs of the open group already given (0: no group open).
   private var filled = 0
+  /// Whether `processPair` may run two recursions in one 256-bit vector.
+  private let pairsInWideVectors = vk_has_wide_vectors() != 0
 
   /// The section `biquad` (its coefficients, from rest).
   init(_ biquad: Biquad) {
@@ -63,6 +66,67 @@ struct FourStepBiquad: Sendable {
     feedForward(samples, count: count)
     recurse(samples, count: count)
     (x2, x1) = lastInputs
+  }
+
+  /// `first.process` on `firstSamples` and `second.process` on
+  /// `secondSamples`, `count` each: the same bits, with the two filters'
+  /// groups of four taken side by side in one 256-bit vector where the
+  /// processor has them (`vk_four_step_recurse_pair_wide`), so two
+  /// channels cost about what one does.
+  static func processPair(
+    _ first: inout FourStepBiquad, _ firstSamples: UnsafeMutablePointer<Float>,
+    _ second: inout FourStepBiquad, _ secondSamples: UnsafeMutablePointer<Float>, count: Int
+  ) {
+    guard first.pairsInWideVectors, first.filled == second.filled, count > 0 else {
+      first.process(firstSamples, count: count)
+      second.process(secondSamples, count: count)
+      return
+    }
+    let firstInputs = (count >= 2 ? firstSamples[count - 2] : first.x1, firstSamples[count - 1])
+    let secondInputs = (
+      count >= 2 ? secondSamples[count - 2] : second.x1, secondSamples[count - 1]
+    )
+    first.feedForward(firstSamples, count: count)
+    second.feedForward(secondSamples, count: count)
+    // The open group's rest one filter at a time, the whole groups side by
+    // side, a group the block leaves open one at a time again.
+    let head = first.filled > 0 ? min(count, 4 - first.filled) : 0
+    if head > 0 {
+      first.recurse(firstSamples, count: head)
+      second.recurse(secondSamples, count: head)
+    }
+    let groups = (count - head) / 4
+    if groups > 0 {
+      recursePair(&first, firstSamples + head, &second, secondSamples + head, groups: groups)
+    }
+    let tail = head + 4 * groups
+    if tail < count {
+      first.recurse(firstSamples + tail, count: count - tail)
+      second.recurse(secondSamples + tail, count: count - tail)
+    }
+    (first.x2, first.x1) = firstInputs
+    (second.x2, second.x1) = secondInputs
+  }
+
+  /// `groups` whole groups of both filters' recursions, no group open.
+  private static func recursePair(
+    _ first: inout FourStepBiquad, _ firstSamples: UnsafeMutablePointer<Float>,
+    _ second: inout FourStepBiquad, _ secondSamples: UnsafeMutablePointer<Float>, groups: Int
+  ) {
+    var weights = (
+      first.forward.0, first.forward.1, first.forward.2, first.forward.3, first.fromLast,
+      first.fromSecondLast, second.forward.0, second.forward.1, second.forward.2,
+      second.forward.3, second.fromLast, second.fromSecondLast
+    )
+    var state = (first.y1, first.y2, second.y1, second.y2)
+    withUnsafeBytes(of: &weights) { weights in
+      withUnsafeMutableBytes(of: &state) { state in
+        vk_four_step_recurse_pair_wide(
+          weights.baseAddress!.assumingMemoryBound(to: Float.self), firstSamples, secondSamples,
+          groups, state.baseAddress!.assumingMemoryBound(to: Float.self))
+      }
+    }
+    (first.y1, first.y2, second.y1, second.y2) = state
   }
 
   /// f[n] = b0·x[n] + b1·x[n−1] + b2·x[n−2] in place, from the end back,

@@ -47,12 +47,22 @@ public struct SpeechBandFilter: Sendable {
   }
 
   /// Filters `count` samples of two channels in place, each with its own
-  /// state: the same as `process` on each.
+  /// state: the same bits as `process` on each, the two channels' sections
+  /// run side by side (`FourStepBiquad.processPair`).
   public static func process(
     _ first: inout SpeechBandFilter, _ firstSamples: UnsafeMutablePointer<Float>,
     _ second: inout SpeechBandFilter, _ secondSamples: UnsafeMutablePointer<Float>, count: Int
   ) {
-    first.process(firstSamples, count: count)
-    second.process(secondSamples, count: count)
+    FourStepBiquad.processPair(
+      &first.highPass1, firstSamples, &second.highPass1, secondSamples, count: count)
+    FourStepBiquad.processPair(
+      &first.highPass2, firstSamples, &second.highPass2, secondSamples, count: count)
+    if first.lowPass != nil && second.lowPass != nil {
+      FourStepBiquad.processPair(
+        &first.lowPass!, firstSamples, &second.lowPass!, secondSamples, count: count)
+    } else {
+      first.lowPass?.process(firstSamples, count: count)
+      second.lowPass?.process(secondSamples, count: count)
+    }
   }
 }

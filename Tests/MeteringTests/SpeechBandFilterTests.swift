@@ -19,8 +19,9 @@ import Testing
     var pairSecond = second
     var pairA = SpeechBandFilter(rate: 8000)
     var pairB = SpeechBandFilter(rate: 8000)
-    // Two calls, so the state carried between blocks is checked too.
-    for range in [0..<1500, 1500..<4000] {
+    // Several calls, cutting groups of four, so the state carried between
+    // blocks (an open group among it) is checked too.
+    for range in [0..<1501, 1501..<1503, 1503..<1504, 1504..<2999, 2999..<4000] {
       pairFirst.withUnsafeMutableBufferPointer { a in
         pairSecond.withUnsafeMutableBufferPointer { b in
           SpeechBandFilter.process(

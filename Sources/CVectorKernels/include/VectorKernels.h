@@ -36,6 +36,17 @@ void vk_next_forward_wide(
 /// `vk_has_wide_vectors` says so.
 void vk_add_reversed_wide(const double *forward, double factor, long order, double *solution);
 
+/// The recursions of two four-step biquads (the speech-band filter's), one
+/// channel in each half of a 256-bit vector: for each of `groups` groups
+/// of four feed-forward values in `first` and `second`, in place, the four
+/// outputs (f0·w0 + f1·w1) + (f2·w2 + f3·w3) + (y−1·l + y−2·s). `weights`
+/// holds each filter's w0…w3, l and s (4 floats each; the first filter's
+/// 24, then the second's); `state` the outputs before the first group
+/// (y−1, y−2 of the first, then of the second), updated. Only where
+/// `vk_has_wide_vectors` says so.
+void vk_four_step_recurse_pair_wide(
+    const float *weights, float *first, float *second, long groups, float *state);
+
 /// The largest |values[i]| over i < count (0 when count is 0); NaN is
 /// passed over. Baseline instructions: every processor, no check needed.
 float vk_largest_magnitude(const float *values, long count);
