@@ -85,9 +85,11 @@ package enum ReadAhead {
 
 /// A few blocks passed round between a producer thread, which fills them,
 /// and a consumer thread, which empties them, in a fixed order; one
-/// semaphore counts the free blocks and one the filled. Either side may
-/// spin a while before sleeping on a hand-over (worth it when a block
-/// takes less time to fill than waking a thread costs).
+/// semaphore counts the free blocks and one the filled. The consumer may
+/// spin a while before sleeping on a filled block (worth it when a block
+/// takes less time to fill than waking a thread costs); the producer,
+/// waiting for room, is ahead and sleeps at once: spinning there only
+/// takes the processor from the consumer it waits for.
 package final class BlockRing<Block: AnyObject>: @unchecked Sendable {
   private let blocks: [Block]
   private var endings: [ReadAhead.Ending?]
@@ -114,7 +116,7 @@ package final class BlockRing<Block: AnyObject>: @unchecked Sendable {
 
   /// Producer: the next block to fill, waiting until the consumer frees it.
   package func nextFree() -> Block {
-    wait(free)
+    free.wait()
     return blocks[nextToFill]
   }
 
@@ -140,7 +142,7 @@ package final class BlockRing<Block: AnyObject>: @unchecked Sendable {
     free.signal()
   }
 
-  /// Takes `semaphore`, spinning first when asked to.
+  /// Takes `semaphore`, spinning first when asked to (the consumer's wait).
   private func wait(_ semaphore: DispatchSemaphore) {
     for _ in 0..<spins where semaphore.wait(timeout: .now()) == .success { return }
     semaphore.wait()

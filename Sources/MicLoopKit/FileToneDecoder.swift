@@ -57,9 +57,10 @@ public enum FileToneDecoder {
 
   /// Blocks read ahead at most.
   static let blocksInFlight = 8
-  /// Tries at a hand-over before sleeping: the other thread hands over
-  /// within a read's preparation, and waking a sleeping thread costs more
-  /// than that.
+  /// The decoder's tries at the next filled block before sleeping: the
+  /// reader hands one over within a read's preparation, and waking a
+  /// sleeping thread costs more than that. (The reader, when ahead,
+  /// sleeps at once.)
   static let spinsBeforeSleeping = 20_000
 }
 
