@@ -49,7 +49,8 @@ let package = Package(
     .target(name: "FeedbackControl", dependencies: ["SignalDSP", "CVectorKernels"]),
     .target(name: "Metering", dependencies: ["SignalDSP", "CVectorKernels"]),
     .target(name: "TonePlans", dependencies: ["TextFormatting"]),
-    .target(name: "ToneDecoding", dependencies: ["SignalDSP", "TonePlans", "CFFTW"]),
+    .target(
+      name: "ToneDecoding", dependencies: ["SignalDSP", "TonePlans", "CFFTW", "CVectorKernels"]),
     .target(name: "AudioFiles", dependencies: ["CSndFile"]),
     // The triggered recorder: transmissions to files, an index, retention.
     .target(
@@ -131,7 +132,8 @@ let package = Package(
       dependencies: ["Metering", "SignalDSP", "CVectorKernels", "TestSupport"]),
     .testTarget(name: "TonePlansTests", dependencies: ["TonePlans"]),
     .testTarget(
-      name: "ToneDecodingTests", dependencies: ["ToneDecoding", "TonePlans", "TestSupport"]),
+      name: "ToneDecodingTests",
+      dependencies: ["ToneDecoding", "TonePlans", "CVectorKernels", "TestSupport"]),
     .testTarget(name: "AudioFilesTests", dependencies: ["AudioFiles", "TestSupport"]),
     .testTarget(
       name: "RecordingTests",

@@ -128,6 +128,28 @@ __attribute__((target("avx"))) void vk_four_step_recurse_pair_wide(
   state[3] = lanes[6];
 }
 
+long vk_local_maxima(const double *power, long low, long high, long *bins) {
+  long count = 0;
+  long bin = low;
+  // Two bins a step: both comparisons in one instruction each, the result
+  // two bits, the bins written where the bits say (no branch on the powers).
+  for (; bin + 1 <= high; bin += 2) {
+    __m128d here = _mm_loadu_pd(power + bin);
+    __m128d rises = _mm_cmpgt_pd(here, _mm_loadu_pd(power + bin - 1));
+    __m128d holds = _mm_cmpge_pd(here, _mm_loadu_pd(power + bin + 1));
+    int mask = _mm_movemask_pd(_mm_and_pd(rises, holds));
+    bins[count] = bin;
+    count += mask & 1;
+    bins[count] = bin + 1;
+    count += mask >> 1;
+  }
+  for (; bin <= high; bin++) {
+    bins[count] = bin;
+    count += (power[bin] > power[bin - 1]) & (power[bin] >= power[bin + 1]);
+  }
+  return count;
+}
+
 float vk_largest_magnitude(const float *values, long count) {
   // Two chains of maxima, so each waits on the one before it half as often.
   const __m128 signless = _mm_castsi128_ps(_mm_set1_epi32(0x7FFFFFFF));
@@ -153,6 +175,15 @@ float vk_largest_magnitude(const float *values, long count) {
 #else
 
 int vk_has_wide_vectors(void) { return 0; }
+
+long vk_local_maxima(const double *power, long low, long high, long *bins) {
+  long count = 0;
+  for (long bin = low; bin <= high; bin++) {
+    bins[count] = bin;
+    count += (power[bin] > power[bin - 1]) & (power[bin] >= power[bin + 1]);
+  }
+  return count;
+}
 
 float vk_largest_magnitude(const float *values, long count) {
   float largest = 0;

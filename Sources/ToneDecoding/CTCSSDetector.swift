@@ -1,4 +1,5 @@
 internal import CFFTW
+internal import CVectorKernels
 import SignalDSP
 import TonePlans
 
@@ -250,18 +251,13 @@ final class CTCSSDetector {
   }
 
   /// The bins from `low` to `high` whose power exceeds the one below and
-  /// is at least the one above, in order: marked without a branch on the
-  /// powers (noise makes such a branch a coin toss), then gathered.
+  /// is at least the one above, in order: marked two at a time without a
+  /// branch on the powers (noise makes such a branch a coin toss,
+  /// `vk_local_maxima`), then gathered.
   private func localMaxima(from low: Int, to high: Int) -> [(bin: Int, power: Double)] {
     power.withUnsafeBufferPointer { power in
       peakScratch.withUnsafeMutableBufferPointer { found in
-        var count = 0
-        for bin in low...high {
-          found[count] = bin
-          let rises = unsafeBitCast(power[bin] > power[bin - 1], to: UInt8.self)
-          let holds = unsafeBitCast(power[bin] >= power[bin + 1], to: UInt8.self)
-          count &+= Int(rises & holds)
-        }
+        let count = vk_local_maxima(power.baseAddress!, low, high, found.baseAddress!)
         var peaks = [(bin: Int, power: Double)]()
         peaks.reserveCapacity(count)
         for index in 0..<count { peaks.append((found[index], power[found[index]])) }

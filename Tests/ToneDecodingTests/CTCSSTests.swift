@@ -1,3 +1,4 @@
+import CVectorKernels
 import Foundation
 import TestSupport
 import Testing
@@ -220,6 +221,31 @@ import TonePlans
   @Test func theSubToneCannotBeSentAsAMessage() {
     #expect(throws: TonePlanError.self) {
       try TonePlan.ctcss.schedule(for: "67.0", sampleRate: 8_000)
+    }
+  }
+
+  /// The detector's search for spectral peaks finds, in order, exactly the
+  /// bins above the one below and not below the one above: on noise, on
+  /// plateaus and ties (quantised powers), past NaN, for every span length.
+  @Test func peakSearchFindsEveryLocalMaximumInOrder() {
+    var random = SplitMix(seed: 21)
+    for length in 3...40 {
+      for quantised in [false, true] {
+        var power = (0..<length).map { _ in Double.random(in: 0...1, using: &random) }
+        if quantised { power = power.map { ($0 * 4).rounded() } }
+        if length > 10 { power[length / 2] = .nan }
+        let (low, high) = (1, length - 2)
+        let expected = (low...high).filter {
+          power[$0] > power[$0 - 1] && power[$0] >= power[$0 + 1]
+        }
+        var bins = [Int](repeating: -1, count: length)
+        let count = power.withUnsafeBufferPointer { power in
+          bins.withUnsafeMutableBufferPointer {
+            vk_local_maxima(power.baseAddress!, low, high, $0.baseAddress!)
+          }
+        }
+        #expect(Array(bins[..<count]) == expected, "length \(length)")
+      }
     }
   }
 }

@@ -47,6 +47,12 @@ void vk_add_reversed_wide(const double *forward, double factor, long order, doub
 void vk_four_step_recurse_pair_wide(
     const float *weights, float *first, float *second, long groups, float *state);
 
+/// Writes to `bins`, in order, every bin from `low` to `high` whose
+/// `power` exceeds the one below and is at least the one above (NaN never
+/// is); returns how many. Reads power[low − 1] to power[high + 1].
+/// Baseline instructions: every processor.
+long vk_local_maxima(const double *power, long low, long high, long *bins);
+
 /// The largest |values[i]| over i < count (0 when count is 0); NaN is
 /// passed over. Baseline instructions: every processor, no check needed.
 float vk_largest_magnitude(const float *values, long count);
