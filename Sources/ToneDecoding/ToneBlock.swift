@@ -97,15 +97,29 @@ package final class ToneBlock {
   ) -> UnsafeBufferPointer<Float> {
     guard let base = samples.baseAddress, samples.count > 0 else { return samples }
     if base >= UnsafePointer(input) && base + samples.count <= UnsafePointer(input + capacity) {
-      segments.append(Segment(stream: stream, start: base, count: samples.count))
+      addSegment(stream, start: base, count: samples.count)
       return samples
     }
     precondition(streamCount + samples.count <= streamCapacity, "a tone block's streams overflowed")
     let target = streamSamples + streamCount
     target.update(from: base, count: samples.count)
     streamCount += samples.count
-    segments.append(Segment(stream: stream, start: target, count: samples.count))
+    addSegment(stream, start: target, count: samples.count)
     return UnsafeBufferPointer(start: target, count: samples.count)
+  }
+
+  /// Adds a segment, or lengthens the last one where it is the same
+  /// stream's and ends where this starts: the analyses then hear the
+  /// blanked stream's half-millisecond pieces a chunk at a time, in the
+  /// same order, each analysis's frames falling due as they would.
+  private func addSegment(_ stream: ToneStreams.Stream, start: UnsafePointer<Float>, count: Int) {
+    if let last = segments.last, last.stream == stream, last.decimator < 0,
+      last.start + last.count == start
+    {
+      segments[segments.count - 1].count += count
+    } else {
+      segments.append(Segment(stream: stream, start: start, count: count))
+    }
   }
 }
 

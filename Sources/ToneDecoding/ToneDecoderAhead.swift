@@ -91,15 +91,37 @@ package final class ToneDecoderAhead {
     precondition(block.preparedCount + count <= block.capacity, "more input than the block holds")
     let samples = UnsafeBufferPointer(start: block.input + block.preparedCount, count: count)
     block.preparedCount += count
+    // Pieces of one stream that follow each other in the block (the
+    // blanked stream comes half a millisecond at a time) are heard
+    // together: each ring takes them in the same order, its frames
+    // falling due as they would.
+    var pending: (stream: ToneStreams.Stream, samples: UnsafeBufferPointer<Float>)?
+    func flush() {
+      if let (stream, samples) = pending { hear(stream, samples, block, hurry) }
+      pending = nil
+    }
     streams.prepare(
       samples,
       leave: { chunk in
         guard hurry() else { return false }
+        flush()
         block.appendUndecimated(chunk)
         skip(chunk.outputs)
         return true
       }
-    ) { hear($0, block.append($0, $1), block, hurry) }
+    ) { stream, piece in
+      let stored = block.append(stream, piece)
+      guard let start = stored.baseAddress, stored.count > 0 else { return }  // nothing to hear
+      if let (last, held) = pending, last == stream, held.baseAddress! + held.count == start {
+        pending = (
+          stream, UnsafeBufferPointer(start: held.baseAddress, count: held.count + stored.count)
+        )
+      } else {
+        flush()
+        pending = (stream, stored)
+      }
+    }
+    flush()
   }
 
   /// Moves the signalling analyses' rings past `count` samples they never
