@@ -62,10 +62,16 @@ struct FourStepBiquad: Sendable {
   /// Filters `count` samples in place.
   mutating func process(_ samples: UnsafeMutablePointer<Float>, count: Int) {
     guard count > 0 else { return }
-    let lastInputs = (count >= 2 ? samples[count - 2] : x1, samples[count - 1])
+    let lastInputs = inputsToKeep(samples, count: count)
     feedForward(samples, count: count)
     recurse(samples, count: count)
     (x2, x1) = lastInputs
+  }
+
+  /// The two inputs before the next block, (x2, x1), once `count` samples
+  /// (at least one) are filtered in place: read before they are overwritten.
+  private func inputsToKeep(_ samples: UnsafeMutablePointer<Float>, count: Int) -> (Float, Float) {
+    (count >= 2 ? samples[count - 2] : x1, samples[count - 1])
   }
 
   /// `first.process` on `firstSamples` and `second.process` on
@@ -82,10 +88,8 @@ struct FourStepBiquad: Sendable {
       second.process(secondSamples, count: count)
       return
     }
-    let firstInputs = (count >= 2 ? firstSamples[count - 2] : first.x1, firstSamples[count - 1])
-    let secondInputs = (
-      count >= 2 ? secondSamples[count - 2] : second.x1, secondSamples[count - 1]
-    )
+    let firstInputs = first.inputsToKeep(firstSamples, count: count)
+    let secondInputs = second.inputsToKeep(secondSamples, count: count)
     first.feedForward(firstSamples, count: count)
     second.feedForward(secondSamples, count: count)
     // The open group's rest one filter at a time, the whole groups side by

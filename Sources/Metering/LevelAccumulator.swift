@@ -58,9 +58,6 @@ public struct LevelAccumulator: Sendable {
     sampleCount += other.sampleCount
   }
 
-  /// All bits of a Float but its sign.
-  private static let magnitudeMask = SIMD8<UInt32>(repeating: 0x7FFF_FFFF)
-
   /// Samples per chunk of `accumulate`'s chunk peaks.
   public static let peakChunk = 256
 
@@ -94,8 +91,7 @@ public struct LevelAccumulator: Sendable {
       while index + 8 <= partEnd {
         let v = UnsafeRawPointer(base + index).loadUnaligned(as: SIMD8<Float>.self)
         // |v| by clearing the sign bits; max and square-add, one instruction each per four lanes.
-        let magnitude = unsafeBitCast(
-          unsafeBitCast(v, to: SIMD8<UInt32>.self) & Self.magnitudeMask, to: SIMD8<Float>.self)
+        let magnitude = v.magnitudes
         peakLanes.replace(with: magnitude, where: magnitude .> peakLanes)
         squareLanes += v * v
         index += 8

@@ -15,16 +15,13 @@ package enum SampleScreen {
     let bound = SIMD8<Float>(repeating: DamagedSamples.largestSound)
     let smallest = SIMD8<Float>(repeating: Float.leastNormalMagnitude)
     let zero = SIMD8<Float>(repeating: 0)
-    let signless = SIMD8<UInt32>(repeating: 0x7FFF_FFFF)
     // x − x is 0 for finite x and NaN otherwise; the masks catch the rest.
     var nonFinite = zero
     var suspect = SIMDMask<SIMD8<Float>.MaskStorage>(repeating: false)
     var index = 0
     while index + 8 <= count {
       let v = UnsafeRawPointer(samples + index).loadUnaligned(as: SIMD8<Float>.self)
-      // |v| by clearing the sign bits (`pointwiseMax(v, -v)` compiles to a call per vector).
-      let magnitude = unsafeBitCast(
-        unsafeBitCast(v, to: SIMD8<UInt32>.self) & signless, to: SIMD8<Float>.self)
+      let magnitude = v.magnitudes
       nonFinite += v - v
       suspect .|= (magnitude .> bound) .| ((magnitude .< smallest) .& (magnitude .> zero))
       index += 8

@@ -89,21 +89,11 @@ public final class TruePeakMeter {
     for index in start..<end {
       var sum = SIMD4<Float>(repeating: 0)
       for k in 0..<taps { sum += coefficients[k] * buffer[index + newest - k] }
-      let size = Self.magnitude(sum)
+      let size = sum.magnitudes
       largest = largest.replacing(with: size, where: size .> largest)
       let sample = abs(buffer[index + newest])
       if sample > largest[0] { largest[0] = sample }
     }
     peak = max(peak, largest.max())
   }
-
-  /// |value| per lane by clearing the sign bits: one vector instruction,
-  /// where a comparison and a choice are compiled lane by lane.
-  @inline(__always)
-  private static func magnitude(_ value: SIMD4<Float>) -> SIMD4<Float> {
-    let bits = unsafeBitCast(value, to: SIMD4<UInt32>.self) & signlessBits
-    return unsafeBitCast(bits, to: SIMD4<Float>.self)
-  }
-
-  private static let signlessBits = SIMD4<UInt32>(repeating: 0x7FFF_FFFF)
 }
