@@ -21,6 +21,12 @@ import SignalDSP
 /// is — which is why a learned plan is only trusted where it is plausible
 /// (`LearnedLoop`).
 ///
+/// Only the band a plan can act in is learned: both signals are first
+/// lowered to the smallest whole fraction of the stream's rate that keeps
+/// `band` (24 kHz for 48 kHz streams, through one `FIRDecimator` each),
+/// so the response has a fraction of the lags to solve for (the solve's
+/// work goes with their square).
+///
 /// The correlations are summed over blocks with FFTs and fade with a memory
 /// of `memory` seconds, so a moved microphone is learned again; the normal
 /// equations are solved by Levinson's recursion a budgeted number of
@@ -28,11 +34,16 @@ import SignalDSP
 ///
 /// Control thread (or any one thread at a time); never the audio thread.
 public final class LoopLearner: @unchecked Sendable {
-  /// Lags of the learned response, from `delay` on.
+  /// Lags of the learned response, from `delay` on, at `responseRate`.
   public let length: Int
-  /// The first lag learned, frames.
+  /// The first lag learned, at `responseRate`.
   public let delay: Int
+  /// The rate of the streams appended.
   public let sampleRate: Double
+  /// Stream frames per lag of the response.
+  public let decimation: Int
+  /// The response's sample rate: `sampleRate / decimation`.
+  public let responseRate: Double
   /// Seconds of played signal (above `floor`) the sums hold, faded like them.
   public private(set) var heardSeconds = 0.0
 
@@ -41,12 +52,18 @@ public final class LoopLearner: @unchecked Sendable {
   /// Diagonal loading of the autocorrelation: keeps the solution finite
   /// where the played signal has no energy.
   public static let regularization = 1e-3
-  /// Order of the whitening predictor.
-  public static let predictorOrder = 24
+  /// Order of the whitening predictor, at `responseRate` (16 resonances
+  /// in the 12 kHz a 48 kHz stream keeps: 12 left a held note's partials
+  /// predictable enough to be taken for a loop).
+  public static let predictorOrder = 32
   /// Seconds of each whitening predictor's frame (fitted on twice that).
   public static let predictorFrame = 0.02
   /// Frames summed per transform.
   public static let blockSize = 4096
+  /// The lowest response rate, as a multiple of the band learned: a
+  /// decimator's transition from the band to where aliases would fold
+  /// into it is then a quarter of the band or wider.
+  public static let leastRateOverBand = 2.5
 
   private let blockSize: Int
   private let frameLength: Int
@@ -71,15 +88,30 @@ public final class LoopLearner: @unchecked Sendable {
   /// That windowed signal's autocorrelation, lags 0 to `predictorOrder`.
   private var frameCorrelation: [Double]
   private var solver: ToeplitzSolver?
+  /// Each stream lowered to `responseRate` (when `decimation` > 1), and room for its output.
+  private var playedDecimator: FIRDecimator?
+  private var heardDecimator: FIRDecimator?
+  private var decimatedPlayed: [Float] = []
+  private var decimatedHeard: [Float] = []
 
   /// - Parameters:
-  ///   - length: lags to learn (the loop's delay plus the room's response).
-  ///   - delay: the first lag, frames (a period or more).
+  ///   - length: stream frames of lags to learn (the loop's delay plus the
+  ///     room's response).
+  ///   - delay: the first lag, stream frames (a period or more).
+  ///   - band: the highest frequency learned, Hz (a plan's highest).
   ///   - memory: seconds after which old sums have faded to 1/e.
-  public init(length: Int, delay: Int, sampleRate: Double, memory: Double = 30) {
-    self.length = max(2, length)
-    self.delay = max(0, delay)
+  public init(length: Int, delay: Int, sampleRate: Double, band: Double, memory: Double = 30) {
+    let decimation = max(1, Int(sampleRate / (Self.leastRateOverBand * max(1, band))))
+    self.decimation = decimation
+    responseRate = sampleRate / Double(decimation)
+    self.length = max(2, (length + decimation - 1) / decimation)
+    self.delay = max(0, delay / decimation)
     self.sampleRate = sampleRate
+    if decimation > 1 {
+      playedDecimator = FIRDecimator(factor: decimation, sampleRate: sampleRate, passBand: band)
+      heardDecimator = playedDecimator
+    }
+    let sampleRate = responseRate
     blockSize = Self.blockSize
     let frameLength = max(Self.predictorOrder + 1, Int(Self.predictorFrame * sampleRate))
     self.frameLength = frameLength
@@ -106,8 +138,16 @@ public final class LoopLearner: @unchecked Sendable {
   public func append(
     played newPlayed: UnsafePointer<Float>, heard newHeard: UnsafePointer<Float>, count: Int
   ) {
-    rawPlayed.append(contentsOf: UnsafeBufferPointer(start: newPlayed, count: count))
-    rawHeard.append(contentsOf: UnsafeBufferPointer(start: newHeard, count: count))
+    if playedDecimator != nil, heardDecimator != nil {
+      let played = Self.decimate(
+        newPlayed, count: count, by: &playedDecimator!, into: &decimatedPlayed)
+      let heard = Self.decimate(newHeard, count: count, by: &heardDecimator!, into: &decimatedHeard)
+      rawPlayed.append(contentsOf: decimatedPlayed[..<played])
+      rawHeard.append(contentsOf: decimatedHeard[..<heard])
+    } else {
+      rawPlayed.append(contentsOf: UnsafeBufferPointer(start: newPlayed, count: count))
+      rawHeard.append(contentsOf: UnsafeBufferPointer(start: newHeard, count: count))
+    }
     while rawHeard.count - rawDone >= frameLength { whitenFrame() }
     // Keep one frame of history for the next analysis window and predictor.
     let spare = rawDone - frameLength
@@ -117,6 +157,19 @@ public final class LoopLearner: @unchecked Sendable {
       rawDone -= spare
     }
     while heard.count >= blockSize { sumBlock() }
+  }
+
+  /// `count` samples at `input` through `decimator` into the start of
+  /// `output` (grown when too short); returns the outputs written.
+  private static func decimate(
+    _ input: UnsafePointer<Float>, count: Int, by decimator: inout FIRDecimator,
+    into output: inout [Float]
+  ) -> Int {
+    let most = decimator.maximumOutputCount(forInput: count)
+    if output.count < most { output = [Float](repeating: 0, count: most) }
+    return output.withUnsafeMutableBufferPointer {
+      decimator.process(UnsafeBufferPointer(start: input, count: count), into: $0.baseAddress!)
+    }
   }
 
   /// Whitens the next frame of both signals by a predictor fitted to the
@@ -275,7 +328,7 @@ public final class LoopLearner: @unchecked Sendable {
     for index in history..<(history + blockSize) where abs(played[index]) > Self.floor {
       active += 1
     }
-    heardSeconds = heardSeconds * decay + Double(active) / sampleRate
+    heardSeconds = heardSeconds * decay + Double(active) / responseRate
     played.removeFirst(blockSize)
     heard.removeFirst(blockSize)
   }

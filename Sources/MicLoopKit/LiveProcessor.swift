@@ -263,7 +263,7 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
           ? LoopLearner(
             length: Int(guardSettings.learnedDuration * Double(format.sampleRate)),
             delay: max(1, Int(guardSettings.learnedFirstLag * Double(format.sampleRate))),
-            sampleRate: Double(format.sampleRate)) : nil
+            sampleRate: Double(format.sampleRate), band: guardSettings.learnedHighest) : nil
         loopDelay = granted.loopDelayFrames
         loopPairs = learns ? SPSCRing(capacity: 2 * 4 * format.sampleRate) : nil
       }
@@ -424,8 +424,9 @@ public final class LiveProcessor: DuplexClient, @unchecked Sendable {
     learnedSinceSolve = false
     let gain = Double(bitPattern: periodGain.load(ordering: .relaxed))
     if let plan = LearnedLoop.plan(
-      impulseResponse: response, delay: learner.delay, minimumDelay: loopDelay,
-      sampleRate: Double(format.sampleRate), gainDecibels: gain,
+      impulseResponse: response, delay: learner.delay,
+      minimumDelay: loopDelay / learner.decimation,
+      sampleRate: learner.responseRate, gainDecibels: gain,
       settings: settings, transform: &learnedTransform)
     {
       howlGuard.offerLearnedPlan(plan)

@@ -11,6 +11,8 @@ import Testing
 /// only what a running loop can be.
 @Suite struct LoopLearnerTests {
   static let rate = 48_000.0
+  /// The band the guard plans in, which the learner keeps.
+  static let band = HowlGuardSettings().learnedHighest
 
   /// Feeds `learner` in 256-frame periods and solves to the end.
   static func learn(_ learner: LoopLearner, played: [Float], heard: [Float]) -> [Float]? {
@@ -37,11 +39,12 @@ import Testing
     var noise = SplitMix(seed: 4)
     let played = (0..<Int(3 * Self.rate)).map { _ in Float.random(in: -0.1...0.1, using: &noise) }
     let heard = (0..<played.count).map { $0 >= 900 ? 0.5 * played[$0 - 900] : 0 }
-    let learner = LoopLearner(length: 2048, delay: 256, sampleRate: Self.rate)
+    let learner = LoopLearner(length: 2048, delay: 256, sampleRate: Self.rate, band: Self.band)
     let response = try #require(Self.learn(learner, played: played, heard: heard))
-    #expect(response.count == 2048)
+    #expect(learner.decimation == 2 && learner.responseRate == Self.rate / 2)
+    #expect(response.count == 1024)
     let peak = response.indices.max { abs(response[$0]) < abs(response[$1]) }!
-    #expect(peak + learner.delay == 900)
+    #expect((peak + learner.delay) * learner.decimation == 900)
     #expect(abs(response[peak] - 0.5) < 0.05, "\(response[peak])")
     let rest = response.enumerated().filter { $0.offset != peak }.map { abs($0.element) }.max()!
     #expect(rest < 0.02, "largest elsewhere \(rest)")
@@ -69,10 +72,11 @@ import Testing
       heard[n] = sample
       played[n] = gain * sample
     }
-    let learner = LoopLearner(length: 2048, delay: 256, sampleRate: Self.rate)
+    let learner = LoopLearner(length: 2048, delay: 256, sampleRate: Self.rate, band: Self.band)
     let learned = try #require(Self.learn(learner, played: played, heard: heard))
     let estimate = try #require(
-      LoopStability.analyze(impulseResponse: learned, sampleRate: Self.rate, delay: 256)
+      LoopStability.analyze(
+        impulseResponse: learned, sampleRate: learner.responseRate, delay: learner.delay)
     ).maximumStableGain
     #expect(estimate <= limit + 0.5 && estimate >= limit - 2.5, "\(estimate) for \(limit)")
   }

@@ -782,7 +782,8 @@ if only == "bench" {
   let played = noise.samples(48_000 * seconds, level: -40)
   let heard = noise.samples(48_000 * seconds, level: -40)
   let learner = LoopLearner(
-    length: Int(settings.learnedDuration * 48_000), delay: Evaluation.period, sampleRate: 48_000)
+    length: Int(settings.learnedDuration * 48_000), delay: Evaluation.period, sampleRate: 48_000,
+    band: settings.learnedHighest)
   var feeding = 0.0
   var solving = 0.0
   var solutions = 0
