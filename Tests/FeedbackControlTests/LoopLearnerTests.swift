@@ -50,6 +50,20 @@ import Testing
     #expect(rest < 0.02, "largest elsewhere \(rest)")
   }
 
+  /// The learner keeps the band plans act in and no more: the lowest
+  /// whole fraction of the rate at least 2.5 times it (none where the
+  /// stream is already that low), the lags scaled to match.
+  @Test func theLearnedBandSetsTheResponseRate() {
+    for (rate, factor) in [(48_000.0, 2), (44_100, 2), (96_000, 4), (32_000, 1), (16_000, 1)] {
+      let learner = LoopLearner(
+        length: 4_800, delay: 48, sampleRate: rate, band: Self.band)
+      #expect(learner.decimation == factor, "\(rate)")
+      #expect(factor == 1 || learner.responseRate >= LoopLearner.leastRateOverBand * Self.band)
+      #expect(learner.length == (4_800 + factor - 1) / factor)
+      #expect(learner.delay == 48 / factor)
+    }
+  }
+
   /// A closed loop — what is heard is played again 16 ms later, amplified
   /// to 6 dB under the loop's limit — is learned well enough to read its
   /// limit within 2.5 dB, and on the safe side (the loop no weaker than it is).
