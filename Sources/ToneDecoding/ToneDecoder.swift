@@ -393,7 +393,8 @@ public final class ToneDecoder {
         decide(analysis, frame: analysis.ring.framesDue - 1, emit: emit)
       }
       for index in analysis.plans.indices {
-        if let run = analysis.plans[index].tracker.finish(),
+        if analysis.plans[index].tracker.finish(),
+          let run = analysis.plans[index].tracker.closedRun,
           analysis.plans[index].reportAfter == nil,
           analysis.plans[index].classifier.accepts(run)
         {
@@ -514,15 +515,15 @@ public final class ToneDecoder {
     }
     plan.lastSymbol = nil
     if let isWeak, let found {
-      let symbol = found.pointee.tone!.symbol
+      let symbol = found.pointee.tone.symbol
       if !isWeak { plan.lastSymbol = symbol }
-      if found.pointee.tone!.share >= settings.minimumShare {
+      if found.pointee.tone.share >= settings.minimumShare {
         // The loudest level the tone reached: its fading tail is not held.
-        let level = found.pointee.tone!.level
+        let level = found.pointee.tone.level
         plan.held = (symbol, plan.held?.symbol == symbol ? max(plan.held!.level, level) : level)
       }
     }
-    if let run = plan.tracker.add(isWeak.map { (found!, $0) }) {
+    if plan.tracker.add(isWeak.map { (found!, $0) }), let run = plan.tracker.closedRun {
       if plan.reportAfter != nil {
         plan.interpreter.ended(run)
       } else if plan.classifier.accepts(run), !isVoice(run, plan.classifier, analysis) {

@@ -52,9 +52,13 @@ struct FrameMeasurement {
   /// progress, and with one held.
   var isQuiet: Bool
   var isQuietHolding: Bool
-  /// The tone the frame holds if any finding can: for pairs of tones, its
-  /// share is measured as far as a held tone needs.
-  var tone: FrameTone? = nil
+  /// The tone the frame holds if any finding can (`hasTone`; otherwise
+  /// what is left of an earlier frame's): for pairs of tones, its share is
+  /// measured as far as a held tone needs. Kept beside a flag rather than
+  /// as an optional: Swift writes `nil` into an optional this large, and
+  /// reads a field through `?` or `!`, by copying all its room.
+  var tone = FrameTone(symbol: -1, frequencies: (0, 0), levels: (0, 0), level: -.infinity)
+  var hasTone = false
   /// For pairs of tones, their main lobes' raw share of the band (−1 for a
   /// silent band).
   var rawShare: Double = -1
@@ -257,7 +261,7 @@ final class ToneFrameClassifier {
     // hundred bytes) need not be written.
     measured.pointee.isQuiet = isQuiet(lobes, of: bandPower, holding: false)
     measured.pointee.isQuietHolding = isQuiet(lobes, of: bandPower, holding: true)
-    measured.pointee.tone = nil
+    measured.pointee.hasTone = false
     measured.pointee.rawShare = -1
     measured.pointee.isComplete = true
     guard !measured.pointee.isQuietHolding else { return }
@@ -293,6 +297,7 @@ final class ToneFrameClassifier {
         (lowPeak.amplitude * lowPeak.amplitude + highPeak.amplitude * highPeak.amplitude)
         .squareRoot()
       measured.pointee.rawShare = rawShare
+      measured.pointee.hasTone = true
       measured.pointee.tone = FrameTone(
         symbol: symbol, frequencies: (lowPeak.frequency, highPeak.frequency),
         levels: (lowLevel, highLevel), level: Decibels.fromAmplitude(combined) ?? -.infinity,
@@ -302,7 +307,7 @@ final class ToneFrameClassifier {
           spectrum.value(atBin: spectrum.bin(of: groups.high[column]))
         ))
       if looksForVoices, share != nil {
-        measured.pointee.tone?.keepBand(spectrum, from: bins.band.0, to: bins.band.1)
+        measured.pointee.tone.keepBand(spectrum, from: bins.band.0, to: bins.band.1)
       }
     case .single:
       guard let peak = loudEnoughPeak(spectrum, at: strongest.0) else { return }
@@ -317,6 +322,7 @@ final class ToneFrameClassifier {
         ).share,
         share >= settings.holdingShare
       else { return }
+      measured.pointee.hasTone = true
       measured.pointee.tone = single(best, peak, nominal: frequencies[best], share: share, spectrum)
     case .characterCode(let marker, let base, let step):
       guard let peak = loudEnoughPeak(spectrum, at: strongest.0) else { return }
@@ -330,6 +336,7 @@ final class ToneFrameClassifier {
           .share,
         share >= settings.minimumShare
       else { return }
+      measured.pointee.hasTone = true
       measured.pointee.tone =
         isMarker
         ? single(0, peak, nominal: marker, share: share, spectrum)
@@ -352,19 +359,20 @@ final class ToneFrameClassifier {
     {
       return nil
     }
-    guard let symbol = measured.pointee.tone?.symbol else { return nil }
-    let share = measured.pointee.tone!.share
+    guard measured.pointee.hasTone else { return nil }
+    let symbol = measured.pointee.tone.symbol
+    let share = measured.pointee.tone.share
     let required =
-      isHeld(symbol, level: measured.pointee.tone!.level, holding)
+      isHeld(symbol, level: measured.pointee.tone.level, holding)
       ? settings.holdingShare : settings.minimumShare
     switch layout {
     case .dual:
       guard measured.pointee.rawShare >= 0.5 * required, share >= required else { return nil }
-      return measured.pointee.tone!.isWeak
+      return measured.pointee.tone.isWeak
     case .single:
       return share < required
     case .characterCode:
-      return measured.pointee.tone!.isWeak
+      return measured.pointee.tone.isWeak
     }
   }
 

@@ -168,41 +168,46 @@ struct ToneTracker {
     (runSymbol == nil && recent.2 >= 0) || (weakStreak > 0 && weakStreak < weak.count)
   }
 
+  /// The run `add` or `finish` last said they ended.
+  private(set) var closedRun: ToneRun?
+
   /// Seconds of the centre of the latest decided frame.
   var latestCentre: Double { centre(of: max(0, frameIndex - 1)) }
 
   /// Takes the next frame's decision: the tone its measurement holds and
-  /// whether it is weak, or `nil` for none; returns the run it ended, if any.
-  mutating func add(_ found: (measured: UnsafePointer<FrameMeasurement>, isWeak: Bool)?) -> ToneRun?
-  {
+  /// whether it is weak, or `nil` for none; true when it ended a run
+  /// (`closedRun`). Most frames end none, and a run is not handed back
+  /// through every call: Swift would copy its room each time.
+  mutating func add(_ found: (measured: UnsafePointer<FrameMeasurement>, isWeak: Bool)?) -> Bool {
     frameIndex += 1
     // Read in place and copied once: a finding holds a few hundred bytes.
-    guard let found, let symbol = found.measured.pointee.tone?.symbol else {
+    guard let found, found.measured.pointee.hasTone else {
       // Nothing found, nothing held, nothing rising: nothing to decide.
       if runSymbol == nil && recent == (-1, -1, -1) && weakStreak == 0 {
         framesSinceWeak += 1
-        return nil
+        return false
       }
       return add(symbol: -1, isWeak: false)
     }
+    let symbol = found.measured.pointee.tone.symbol
     if found.isWeak {
       // A weak finding votes for nothing; it may only lengthen a run back.
       let slot = frameIndex & Self.weakMask
-      weak[slot] = found.measured.pointee.tone!
+      weak[slot] = found.measured.pointee.tone
       weak[slot].isWeak = true
       weakFrame[slot] = frameIndex
     } else if frameIndex & 1 == 0 {
-      latest.0 = found.measured.pointee.tone!
+      latest.0 = found.measured.pointee.tone
       latest.0.isWeak = false
     } else {
-      latest.1 = found.measured.pointee.tone!
+      latest.1 = found.measured.pointee.tone
       latest.1.isWeak = false
     }
     return add(symbol: symbol, isWeak: found.isWeak)
   }
 
   /// `add` for a finding of `symbol` (−1 for none) already kept.
-  private mutating func add(symbol: Int, isWeak: Bool) -> ToneRun? {
+  private mutating func add(symbol: Int, isWeak: Bool) -> Bool {
     // A weak stretch survives two frames without a finding (a tone near
     // the top of a noisy FM channel's band drops under the holding share
     // that long).
@@ -215,7 +220,7 @@ struct ToneTracker {
         symbol < 0 && framesSinceWeak <= Self.weakGap && weakStreak > 0 ? weakStreak + 1 : 0
     }
     recent = (recent.1, recent.2, isWeak ? -1 : symbol)
-    guard frameIndex >= 1 else { return nil }
+    guard frameIndex >= 1 else { return false }
     // Decide frame `frameIndex - 1` (the middle one) by majority.
     let decided =
       recent.1 == recent.0 || recent.1 == recent.2
@@ -226,10 +231,9 @@ struct ToneTracker {
     return take(decided >= 0 ? decided : nil, data: middle, at: frameIndex - 1)
   }
 
-  /// Ends the open run (end of stream).
-  mutating func finish() -> ToneRun? {
-    let pending = add(nil as (UnsafePointer<FrameMeasurement>, Bool)?)
-    if let pending { return pending }
+  /// Ends the open run (end of stream); true when a run closed (`closedRun`).
+  mutating func finish() -> Bool {
+    if add(nil as (UnsafePointer<FrameMeasurement>, Bool)?) { return true }
     gapFrames = bridgedGap
     return take(nil, data: nil, at: frameIndex)
   }
@@ -245,7 +249,7 @@ struct ToneTracker {
   }
 
   /// `data`: the slot in `latest` of frame `index`'s finding, if it is the run's.
-  private mutating func take(_ symbol: Int?, data: Int?, at index: Int) -> ToneRun? {
+  private mutating func take(_ symbol: Int?, data: Int?, at index: Int) -> Bool {
     if let runSymbol {
       if symbol == runSymbol {
         for _ in 0..<gapFrames {
@@ -254,11 +258,11 @@ struct ToneTracker {
         }
         gapFrames = 0
         appendToRun(latest: data)
-        return nil
+        return false
       }
       if symbol == nil && gapFrames < bridgedGap {
         gapFrames += 1
-        return nil
+        return false
       }
     }
     gapFrames = 0
@@ -318,8 +322,9 @@ struct ToneTracker {
     return measureRun()
   }
 
-  private mutating func closeRun() -> ToneRun? {
-    guard runSymbol != nil else { return nil }
+  /// Closes the open run, if any, into `closedRun`: true when it did.
+  private mutating func closeRun() -> Bool {
+    guard runSymbol != nil else { return false }
     lastRunEnd = runFirstFrame + runFrames.count - 1
     defer {
       runSymbol = nil
@@ -327,7 +332,9 @@ struct ToneTracker {
       runFrames.removeAll(keepingCapacity: true)
       runFound.removeAll(keepingCapacity: true)
     }
-    return measureRun()
+    guard let run = measureRun() else { return false }
+    closedRun = run
+    return true
   }
 
   private mutating func measureRun() -> ToneRun? {
