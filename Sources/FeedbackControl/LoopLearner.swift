@@ -88,11 +88,8 @@ public final class LoopLearner: @unchecked Sendable {
   /// That windowed signal's autocorrelation, lags 0 to `predictorOrder`.
   private var frameCorrelation: [Double]
   private var solver: ToeplitzSolver?
-  /// Each stream lowered to `responseRate` (when `decimation` > 1), and room for its output.
-  private var playedDecimator: FIRDecimator?
-  private var heardDecimator: FIRDecimator?
-  private var decimatedPlayed: [Float] = []
-  private var decimatedHeard: [Float] = []
+  /// Each stream's decimator to `responseRate` (none when `decimation` is 1).
+  private var decimators: (played: FIRDecimator, heard: FIRDecimator)?
 
   /// - Parameters:
   ///   - length: stream frames of lags to learn (the loop's delay plus the
@@ -108,8 +105,8 @@ public final class LoopLearner: @unchecked Sendable {
     self.delay = max(0, delay / decimation)
     self.sampleRate = sampleRate
     if decimation > 1 {
-      playedDecimator = FIRDecimator(factor: decimation, sampleRate: sampleRate, passBand: band)
-      heardDecimator = playedDecimator
+      let decimator = FIRDecimator(factor: decimation, sampleRate: sampleRate, passBand: band)
+      decimators = (decimator, decimator)
     }
     let sampleRate = responseRate
     blockSize = Self.blockSize
@@ -138,12 +135,9 @@ public final class LoopLearner: @unchecked Sendable {
   public func append(
     played newPlayed: UnsafePointer<Float>, heard newHeard: UnsafePointer<Float>, count: Int
   ) {
-    if playedDecimator != nil, heardDecimator != nil {
-      let played = Self.decimate(
-        newPlayed, count: count, by: &playedDecimator!, into: &decimatedPlayed)
-      let heard = Self.decimate(newHeard, count: count, by: &heardDecimator!, into: &decimatedHeard)
-      rawPlayed.append(contentsOf: decimatedPlayed[..<played])
-      rawHeard.append(contentsOf: decimatedHeard[..<heard])
+    if decimators != nil {
+      Self.append(newPlayed, count: count, through: &decimators!.played, to: &rawPlayed)
+      Self.append(newHeard, count: count, through: &decimators!.heard, to: &rawHeard)
     } else {
       rawPlayed.append(contentsOf: UnsafeBufferPointer(start: newPlayed, count: count))
       rawHeard.append(contentsOf: UnsafeBufferPointer(start: newHeard, count: count))
@@ -159,17 +153,20 @@ public final class LoopLearner: @unchecked Sendable {
     while heard.count >= blockSize { sumBlock() }
   }
 
-  /// `count` samples at `input` through `decimator` into the start of
-  /// `output` (grown when too short); returns the outputs written.
-  private static func decimate(
-    _ input: UnsafePointer<Float>, count: Int, by decimator: inout FIRDecimator,
-    into output: inout [Float]
-  ) -> Int {
+  /// Appends `count` samples at `input` lowered by `decimator` to `samples`,
+  /// written straight into its end.
+  private static func append(
+    _ input: UnsafePointer<Float>, count: Int, through decimator: inout FIRDecimator,
+    to samples: inout [Float]
+  ) {
+    let start = samples.count
     let most = decimator.maximumOutputCount(forInput: count)
-    if output.count < most { output = [Float](repeating: 0, count: most) }
-    return output.withUnsafeMutableBufferPointer {
-      decimator.process(UnsafeBufferPointer(start: input, count: count), into: $0.baseAddress!)
+    samples.append(contentsOf: repeatElement(0, count: most))
+    let produced = samples.withUnsafeMutableBufferPointer {
+      decimator.process(
+        UnsafeBufferPointer(start: input, count: count), into: $0.baseAddress! + start)
     }
+    samples.removeLast(most - produced)
   }
 
   /// Whitens the next frame of both signals by a predictor fitted to the
